@@ -1,0 +1,3 @@
+module github.com/saccbook/saccbook
+
+go 1.26

@@ -1,0 +1,137 @@
+// Package trace defines the typed events of a machine run — one for every
+// architectural action, stamped with virtual time and a sequence number — and the
+// sinks that keep or print them: an in-memory buffer and ring, QEMU-style text, JSON
+// lines, and Chrome trace-event JSON that opens in Perfetto.
+package trace
+
+import (
+	"github.com/saccbook/saccbook/sacc/sim"
+)
+
+// Event is one architectural action. Its meaning and the names of its arguments come
+// from its Kind; unused arguments are zero. Events are plain values: recording one
+// allocates nothing.
+type Event struct {
+	Seq  uint64   // 1, 2, 3 … in the order the machine did things
+	Time sim.Time // virtual nanoseconds
+	Kind Kind
+	Args [4]uint64
+	PC   uintptr // for CPU-side events: the program counter of the code that caused it, or 0
+}
+
+// Arg returns the argument called name, if the event's kind has one.
+func (e Event) Arg(name string) (uint64, bool) {
+	info := e.Kind.Info()
+	for i, a := range info.Args {
+		if a.Name == name {
+			return e.Args[i], true
+		}
+	}
+	return 0, false
+}
+
+// Sink receives events as they happen. It must not keep a reference into the
+// machine; the event is a value and may be kept.
+type Sink interface {
+	Record(ev Event)
+}
+
+// Tracer stamps events with the machine's virtual time and a sequence number and
+// hands them to its sinks. The zero value is not usable; call NewTracer.
+type Tracer struct {
+	sim    *sim.Sim
+	seq    uint64
+	sinks  []Sink
+	ids    []uint64
+	nextID uint64
+}
+
+// NewTracer returns a tracer that reads time from s.
+func NewTracer(s *sim.Sim) *Tracer { return &Tracer{sim: s} }
+
+// Attach adds a sink; every later event reaches it. The returned function detaches
+// it again.
+func (t *Tracer) Attach(s Sink) (detach func()) {
+	t.nextID++
+	id := t.nextID
+	t.sinks = append(t.sinks, s)
+	t.ids = append(t.ids, id)
+	return func() {
+		for i, x := range t.ids {
+			if x == id {
+				t.sinks = append(t.sinks[:i:i], t.sinks[i+1:]...)
+				t.ids = append(t.ids[:i:i], t.ids[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// Seq is the sequence number of the last event emitted (0 before the first).
+func (t *Tracer) Seq() uint64 { return t.seq }
+
+// Emit records an event of kind k with up to four arguments.
+func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
+	t.seq++
+	if len(t.sinks) == 0 {
+		return
+	}
+	ev := Event{Seq: t.seq, Time: t.sim.Now(), Kind: k, Args: [4]uint64{a0, a1, a2, a3}}
+	for _, s := range t.sinks {
+		s.Record(ev)
+	}
+}
+
+// Buffer is a sink that keeps every event in memory.
+type Buffer struct {
+	Events []Event
+}
+
+// Record appends ev.
+func (b *Buffer) Record(ev Event) { b.Events = append(b.Events, ev) }
+
+// Reset forgets the events but keeps the storage.
+func (b *Buffer) Reset() { b.Events = b.Events[:0] }
+
+// Ring is a sink that keeps the last N events in a fixed array; it never allocates
+// after NewRing.
+type Ring struct {
+	buf   []Event
+	next  int
+	total uint64
+}
+
+// NewRing returns a ring that keeps the last n events (n ≥ 1).
+func NewRing(n int) *Ring {
+	if n < 1 {
+		n = 1
+	}
+	return &Ring{buf: make([]Event, n)}
+}
+
+// Record stores ev, overwriting the oldest event when the ring is full.
+func (r *Ring) Record(ev Event) {
+	r.buf[r.next] = ev
+	r.next++
+	if r.next == len(r.buf) {
+		r.next = 0
+	}
+	r.total++
+}
+
+// Total is the number of events ever recorded.
+func (r *Ring) Total() uint64 { return r.total }
+
+// Events returns the kept events, oldest first.
+func (r *Ring) Events() []Event {
+	if r.total < uint64(len(r.buf)) {
+		return append([]Event(nil), r.buf[:r.next]...)
+	}
+	return append(append([]Event(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// Func adapts a function to a Sink.
+type Func func(Event)
+
+// Record calls f.
+func (f Func) Record(ev Event) { f(ev) }

@@ -1,0 +1,164 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/saccbook/saccbook/sacc"
+)
+
+// AppendArgs appends the event's arguments in QEMU trace style
+// ("cq_tail=63 req_id=0x40 status=0x0 phase=1").
+func (e Event) AppendArgs(b []byte) []byte {
+	for i, a := range e.Kind.Info().Args {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, a.Name...)
+		b = append(b, '=')
+		b = appendValue(b, a.Format, e.Args[i])
+	}
+	return b
+}
+
+// AppendText appends the event as one line of text without the newline:
+// virtual time in ns, the event name, the arguments.
+func (e Event) AppendText(b []byte) []byte {
+	start := len(b)
+	b = strconv.AppendUint(b, uint64(e.Time), 10)
+	for len(b)-start < 9 {
+		b = append(b, ' ')
+		copy(b[start+1:], b[start:len(b)-1])
+		b[start] = ' '
+	}
+	b = append(b, ' ')
+	b = append(b, e.Kind.Info().Name...)
+	if len(e.Kind.Info().Args) > 0 {
+		b = append(b, ' ')
+		b = e.AppendArgs(b)
+	}
+	return b
+}
+
+// String is the event's text form.
+func (e Event) String() string { return string(e.AppendText(nil)) }
+
+func appendValue(b []byte, f Format, v uint64) []byte {
+	switch f {
+	case Dec:
+		return strconv.AppendUint(b, v, 10)
+	case RegName:
+		if n := sacc.RegName(uint32(v)); n != "reserved" {
+			return append(b, n...)
+		}
+	case IOMMUReg:
+		if n := sacc.IOMMURegName(uint32(v)); n != "reserved" {
+			return append(b, n...)
+		}
+	case GuestReason:
+		return append(b, GuestErrorName(v)...)
+	case FaultReason:
+		return append(b, sacc.FaultReason(v).String()...)
+	case Opcode:
+		return append(b, opcodeName(v)...)
+	case AccessDir:
+		if v == sacc.AccessWrite {
+			return append(b, "write"...)
+		}
+		return append(b, "read"...)
+	case BDF:
+		return fmt.Appendf(b, "%02x:%02x.%x", v>>8&0xFF, v>>3&0x1F, v&7)
+	case Suppress:
+		return append(b, suppressName(v)...)
+	}
+	b = append(b, "0x"...)
+	return strconv.AppendUint(b, v, 16)
+}
+
+// TextWriter is a sink that writes each event as a line of text.
+type TextWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// NewTextWriter returns a sink writing text lines to w.
+func NewTextWriter(w io.Writer) *TextWriter { return &TextWriter{w: w} }
+
+// Record writes ev as one line.
+func (t *TextWriter) Record(ev Event) {
+	if t.err != nil {
+		return
+	}
+	t.buf = append(ev.AppendText(t.buf[:0]), '\n')
+	_, t.err = t.w.Write(t.buf)
+}
+
+// Err is the first write error, if any.
+func (t *TextWriter) Err() error { return t.err }
+
+// WriteText writes events as text lines.
+func WriteText(w io.Writer, events []Event) error {
+	bw := bufio.NewWriter(w)
+	var b []byte
+	for _, ev := range events {
+		b = append(ev.AppendText(b[:0]), '\n')
+		bw.Write(b)
+	}
+	return bw.Flush()
+}
+
+// AppendJSON appends the event as one JSON object with a fixed key order:
+// {"seq":…,"t":…,"kind":"…","side":"…","args":{…},"text":"…"}. Arguments are
+// numbers; "text" holds the formatted arguments for display.
+func (e Event) AppendJSON(b []byte) []byte {
+	info := e.Kind.Info()
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, `,"t":`...)
+	b = strconv.AppendUint(b, uint64(e.Time), 10)
+	b = append(b, `,"kind":"`...)
+	b = append(b, info.Name...)
+	b = append(b, `","side":"`...)
+	b = append(b, info.Side.String()...)
+	b = append(b, `","args":{`...)
+	for i, a := range info.Args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, a.Name...)
+		b = append(b, `":`...)
+		b = strconv.AppendUint(b, e.Args[i], 10)
+	}
+	b = append(b, `},"text":`...)
+	b = strconv.AppendQuote(b, string(e.AppendArgs(nil)))
+	return append(b, '}')
+}
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+
+// JSONWriter is a sink that writes one JSON object per line.
+type JSONWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// NewJSONWriter returns a sink writing JSON lines to w.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{w: w} }
+
+// Record writes ev as one JSON line.
+func (j *JSONWriter) Record(ev Event) {
+	if j.err != nil {
+		return
+	}
+	j.buf = append(ev.AppendJSON(j.buf[:0]), '\n')
+	_, j.err = j.w.Write(j.buf)
+}
+
+// Err is the first write error, if any.
+func (j *JSONWriter) Err() error { return j.err }
