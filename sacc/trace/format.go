@@ -26,13 +26,12 @@ func (e Event) AppendArgs(b []byte) []byte {
 // AppendText appends the event as one line of text without the newline:
 // virtual time in ns, the event name, the arguments.
 func (e Event) AppendText(b []byte) []byte {
-	start := len(b)
-	b = strconv.AppendUint(b, uint64(e.Time), 10)
-	for len(b)-start < 9 {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], uint64(e.Time), 10)
+	for i := len(d); i < 9; i++ {
 		b = append(b, ' ')
-		copy(b[start+1:], b[start:len(b)-1])
-		b[start] = ' '
 	}
+	b = append(b, d...)
 	b = append(b, ' ')
 	b = append(b, e.Kind.Info().Name...)
 	if len(e.Kind.Info().Args) > 0 {

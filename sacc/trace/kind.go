@@ -198,16 +198,16 @@ func KindByName(name string) (Kind, bool) {
 
 // Guest-error reasons (the reason argument of GuestError).
 const (
-	ErrUnmapped        = iota + 1 // nothing decodes the address
-	ErrWidth                      // access width or alignment not accepted
-	ErrReadOnly                   // write to a read-only register
-	ErrRingWhileOn                // ring register written while CTRL.ENABLE = 1
-	ErrNotReady                   // CQ_HEAD written while the device is not ready
-	ErrHalted                     // doorbell or CQ_HEAD ignored: device halted
-	ErrIntWindowRead              // read of the interrupt window
-	ErrConfigAbsent               // configuration access to an absent function
-	ErrConfigDisabled             // CONFIG_DATA access with CONFIG_ADDRESS bit 31 clear
-	ErrNotImplemented             // write to an unimplemented register
+	ErrUnmapped       = iota + 1 // nothing decodes the address
+	ErrWidth                     // access width or alignment not accepted
+	ErrReadOnly                  // write to a read-only register
+	ErrRingWhileOn               // ring register written while CTRL.ENABLE = 1
+	ErrNotReady                  // CQ_HEAD written while the device is not ready
+	ErrHalted                    // doorbell or CQ_HEAD ignored: device halted
+	ErrIntWindowRead             // read of the interrupt window
+	ErrConfigAbsent              // configuration access to an absent function
+	ErrConfigDisabled            // CONFIG_DATA access with CONFIG_ADDRESS bit 31 clear
+	ErrNotImplemented            // write to an unimplemented register
 	numGuestErr
 )
 
