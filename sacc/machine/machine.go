@@ -301,7 +301,7 @@ func (m *Machine) ReadBytes(addr uint64, b []byte) {
 	if m.ram.Contains(addr, uint64(len(b))) {
 		m.ram.Read(addr, b)
 		if len(b) > 0 {
-			m.trace.Emit(trace.CPURead, addr, uint64(len(b)), 0, 0)
+			m.trace.Emit(trace.CPURead, addr, uint64(len(b)), head8(b), 0)
 		}
 		return
 	}
@@ -315,13 +315,23 @@ func (m *Machine) WriteBytes(addr uint64, b []byte) {
 	if m.ram.Contains(addr, uint64(len(b))) {
 		m.ram.Write(addr, b)
 		if len(b) > 0 {
-			m.trace.Emit(trace.CPUWrite, addr, uint64(len(b)), 0, 0)
+			m.trace.Emit(trace.CPUWrite, addr, uint64(len(b)), head8(b), 0)
 		}
 		return
 	}
 	for i, c := range b {
 		m.Write(addr+uint64(i), 1, uint64(c))
 	}
+}
+
+// head8 is the first (up to) eight bytes of a bulk access as a little-endian
+// value: what a trace line can show of it.
+func head8(b []byte) uint64 {
+	var v uint64
+	for i := range min(len(b), 8) {
+		v |= uint64(b[i]) << (8 * i)
+	}
+	return v
 }
 
 // Fill sets n bytes at addr to v.

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/qtest"
+	"github.com/saccbook/saccbook/sacc/trace"
+)
+
+func qtestCommand() command {
+	return command{
+		name:    "qtest",
+		summary: "serve the QEMU qtest protocol: poke the machine by hand or from a test",
+		usage:   "[flags]",
+		help: `Serves QEMU's qtest protocol: one request per line, one reply per line. The
+client stands in for the CPU: it reads and writes guest-physical memory and I/O ports
+and steps the virtual clock. Without --listen it serves standard input and output;
+with --listen each connection gets its own fresh machine.
+
+Requests: outb/outw/outl PORT VAL, inb/inw/inl PORT, writeb/w/l/q ADDR VAL,
+readb/w/l/q ADDR, read ADDR SIZE, write ADDR SIZE 0xDATA, b64read ADDR SIZE,
+b64write ADDR SIZE B64, memset ADDR SIZE VAL, clock_step [NS], clock_set NS,
+endianness, trace on|off. A malformed request is answered FAIL <reason>.
+
+Example (read the device's vendor and device ID through ECAM):
+  $ echo 'readl 0xb0018000' | saccbook qtest
+  OK 0x0000000010921b36`,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+			var mf machineFlags
+			mf.register(fs)
+			listen := fs.String("listen", "", "serve on tcp:HOST:PORT or unix:PATH instead of stdin/stdout")
+			traceOn := fs.Bool("trace", false, "echo every trace event on standard error from the start")
+			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 0 {
+					return usageError("unexpected argument %q", args[0])
+				}
+				cfg, err := mf.config()
+				if err != nil {
+					return err
+				}
+				newMachine := func() (qtest.Machine, error) {
+					m, err := machine.New(cfg)
+					if err != nil {
+						return nil, err
+					}
+					if *traceOn {
+						m.Tracer().Attach(trace.NewTextWriter(e.stderr))
+					}
+					return m, nil
+				}
+				if *listen == "" {
+					m, err := newMachine()
+					if err != nil {
+						return err
+					}
+					return qtest.Serve(ctx, e.stdin, e.stdout, m, e.stderr)
+				}
+				ln, err := qtest.Listen(*listen)
+				if err != nil {
+					return err
+				}
+				if !qtest.IsLocal(ln.Addr()) {
+					fmt.Fprintf(e.stderr, "WARNING: qtest is listening on %s, which is not a loopback address.\n"+
+						"WARNING: anyone who can reach it can drive this machine.\n", ln.Addr())
+				}
+				fmt.Fprintf(e.stderr, "qtest: listening on %s %s\n", ln.Addr().Network(), ln.Addr())
+				return qtest.ServeListener(ctx, ln, newMachine, e.stderr)
+			}
+		},
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string // arguments after the name
+	help    string // longer text for `saccbook help NAME`
+	flags   func(fs *flag.FlagSet) func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what a command may touch: no globals.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// errUsage asks dispatch to print the command's usage after the message.
+var errUsage = errors.New("usage")
+
+func commands() []command {
+	return []command{runCommand(), qtestCommand(), costsCommand(), quirksCommand(), versionCommand()}
+}
+
+const version = "0.1.0"
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		topUsage(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := findCommand(args[1]); ok {
+				commandUsage(stdout, c, nil)
+				return 0
+			}
+			fmt.Fprintf(stderr, "saccbook: no command %q\n", args[1])
+			return 2
+		}
+		topUsage(stdout)
+		return 0
+	}
+	c, ok := findCommand(name)
+	if !ok {
+		fmt.Fprintf(stderr, "saccbook: unknown command %q\n\n", name)
+		topUsage(stderr)
+		return 2
+	}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	run := c.flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			commandUsage(stdout, c, fs)
+			return 0
+		}
+		fmt.Fprintf(stderr, "saccbook %s: %v\n\n", c.name, err)
+		commandUsage(stderr, c, fs)
+		return 2
+	}
+	if err := run(ctx, e, fs.Args()); err != nil {
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(stderr, "saccbook %s: %s\n\n", c.name, strings.TrimSuffix(err.Error(), ": usage"))
+			commandUsage(stderr, c, fs)
+			return 2
+		}
+		fmt.Fprintf(stderr, "saccbook %s: %v\n", c.name, err)
+		return 1
+	}
+	return 0
+}
+
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func topUsage(w io.Writer) {
+	fmt.Fprintf(w, "saccbook: learn how work reaches an accelerator, on an emulated machine.\n\n")
+	fmt.Fprintf(w, "Usage: saccbook <command> [flags] [arguments]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'saccbook help <command>' or 'saccbook <command> -h' for a command's flags.\n")
+}
+
+func commandUsage(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: saccbook %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.help))
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.flags(fs)
+	}
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	if has {
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// usageError wraps a message so dispatch prints the usage after it.
+func usageError(format string, a ...any) error {
+	return fmt.Errorf(format+": %w", append(a, errUsage)...)
+}
