@@ -4,10 +4,7 @@
 // configuration and seed alone.
 package sim
 
-import (
-	"container/heap"
-	"math/rand/v2"
-)
+import "math/rand/v2"
 
 // Time is virtual time in nanoseconds since power-on.
 type Time uint64
@@ -29,7 +26,6 @@ type Event struct {
 
 type eventHeap []Event
 
-func (h eventHeap) Len() int { return len(h) }
 func (h eventHeap) Less(i, j int) bool {
 	if h[i].At != h[j].At {
 		return h[i].At < h[j].At
@@ -37,15 +33,6 @@ func (h eventHeap) Less(i, j int) bool {
 	return h[i].Seq < h[j].Seq
 }
 func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(Event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	n := len(old) - 1
-	ev := old[n]
-	old[n] = Event{}
-	*h = old[:n]
-	return ev
-}
 
 // Sim is the clock and the queue. It is not safe for concurrent use: a machine and
 // everything in it run on one goroutine.
@@ -77,7 +64,7 @@ func (s *Sim) Schedule(delay Time, h Handler, op uint32, a, b uint64) {
 	s.seq++
 	// heap.Push boxes its argument; push by hand to keep scheduling allocation-free.
 	s.events = append(s.events, Event{At: s.now + delay, Seq: s.seq, Handler: h, Op: op, A: a, B: b})
-	heap.Fix(&s.events, len(s.events)-1)
+	up(s.events, len(s.events)-1)
 }
 
 // Pending reports how many events are queued.
@@ -133,8 +120,20 @@ func (s *Sim) popFront() Event {
 	return ev
 }
 
-// down restores the heap property below i without going through heap.Interface,
-// whose Pop would box the event.
+// up restores the heap property above i.
+func up(h eventHeap, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.Less(i, p) {
+			return
+		}
+		h.Swap(i, p)
+		i = p
+	}
+}
+
+// down restores the heap property below i. The heap is kept by hand rather than
+// with container/heap, whose Push and Pop box every event.
 func down(h eventHeap, i int) {
 	n := len(h)
 	for {

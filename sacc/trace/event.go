@@ -30,10 +30,10 @@ func (e Event) Arg(name string) (uint64, bool) {
 	return 0, false
 }
 
-// Sink receives events as they happen. It must not keep a reference into the
-// machine; the event is a value and may be kept.
+// Sink receives events as they happen. The pointer is only valid during the call:
+// a sink that keeps an event copies it (*ev).
 type Sink interface {
-	Record(ev Event)
+	Record(ev *Event)
 }
 
 // Tracer stamps events with the machine's virtual time and a sequence number and
@@ -41,6 +41,7 @@ type Sink interface {
 type Tracer struct {
 	sim    *sim.Sim
 	seq    uint64
+	ev     Event // the event being emitted; sinks get a pointer to it
 	sinks  []Sink
 	ids    []uint64
 	nextID uint64
@@ -76,9 +77,11 @@ func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
 	if len(t.sinks) == 0 {
 		return
 	}
-	ev := Event{Seq: t.seq, Time: t.sim.Now(), Kind: k, Args: [4]uint64{a0, a1, a2, a3}}
+	ev := &t.ev
+	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, 0
+	ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
 	for _, s := range t.sinks {
-		s.Record(ev)
+		s.Record(&t.ev)
 	}
 }
 
@@ -88,7 +91,7 @@ type Buffer struct {
 }
 
 // Record appends ev.
-func (b *Buffer) Record(ev Event) { b.Events = append(b.Events, ev) }
+func (b *Buffer) Record(ev *Event) { b.Events = append(b.Events, *ev) }
 
 // Reset forgets the events but keeps the storage.
 func (b *Buffer) Reset() { b.Events = b.Events[:0] }
@@ -110,8 +113,8 @@ func NewRing(n int) *Ring {
 }
 
 // Record stores ev, overwriting the oldest event when the ring is full.
-func (r *Ring) Record(ev Event) {
-	r.buf[r.next] = ev
+func (r *Ring) Record(ev *Event) {
+	r.buf[r.next] = *ev
 	r.next++
 	if r.next == len(r.buf) {
 		r.next = 0
@@ -133,5 +136,5 @@ func (r *Ring) Events() []Event {
 // Func adapts a function to a Sink.
 type Func func(Event)
 
-// Record calls f.
-func (f Func) Record(ev Event) { f(ev) }
+// Record calls f with a copy of the event.
+func (f Func) Record(ev *Event) { f(*ev) }

@@ -87,7 +87,7 @@ type TextWriter struct {
 func NewTextWriter(w io.Writer) *TextWriter { return &TextWriter{w: w} }
 
 // Record writes ev as one line.
-func (t *TextWriter) Record(ev Event) {
+func (t *TextWriter) Record(ev *Event) {
 	if t.err != nil {
 		return
 	}
@@ -151,7 +151,7 @@ type JSONWriter struct {
 func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{w: w} }
 
 // Record writes ev as one JSON line.
-func (j *JSONWriter) Record(ev Event) {
+func (j *JSONWriter) Record(ev *Event) {
 	if j.err != nil {
 		return
 	}
