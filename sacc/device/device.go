@@ -37,6 +37,7 @@ const (
 	opMoveData
 	opPost
 	opDeliverMSI
+	opLateWrite
 )
 
 // segment is a piece of a DMA range that is contiguous in physical memory.
@@ -78,6 +79,10 @@ type Device struct {
 	walkCost sim.Time
 	bounce   []byte
 	descBuf  [sacc.DescriptorSize]byte
+
+	// A completion write that a quirk holds back: it lands one event later.
+	late     [sacc.CompletionSize]byte // the entry being posted
+	latePhys uint64
 
 	// MSI-X (§9): the table and pending bits live in BAR1.
 	msixTable [sacc.MSIXTableSize]byte
@@ -373,9 +378,13 @@ func (d *Device) kick(delay sim.Time) {
 
 // HandleEvent runs one scheduled step of the device.
 func (d *Device) HandleEvent(ev sim.Event) {
-	if ev.Op == opDeliverMSI {
+	switch ev.Op {
+	case opDeliverMSI:
 		// A posted write already on the wire lands whatever the device does next.
 		d.deliverMSI(ev.A, uint32(ev.B))
+		return
+	case opLateWrite:
+		d.bus.RAM().Write(d.latePhys+uint64(ev.A), d.late[ev.A:ev.B])
 		return
 	}
 	if ev.A != d.epoch {
@@ -603,24 +612,24 @@ func (d *Device) post() {
 		return
 	}
 	wantIRQ := d.desc.Flags&sacc.FlagInterrupt != 0
-	if wantIRQ && d.quirks.Has(quirk.MSIBeforeCompletion) {
-		d.completionInterrupt() // the bug: the MSI overtakes the entry
-		wantIRQ = false
-	}
 	cpl := sacc.Completion{ReqID: d.desc.ReqID, Status: d.result, Phase: d.phase}
-	if d.result == sacc.StatusOK {
+	if d.result == sacc.StatusOK && d.desc.Opcode != sacc.OpNOP {
 		cpl.ResultLen = d.desc.Length
-		if d.desc.Opcode == sacc.OpNOP {
-			cpl.ResultLen = 0
-		}
 	}
-	var entry [sacc.CompletionSize]byte
-	cpl.Encode(entry[:])
+	entry := d.late[:]
+	cpl.Encode(entry)
 	ram := d.bus.RAM()
-	if d.quirks.Has(quirk.PhaseFirst) {
+	switch {
+	case wantIRQ && d.quirks.Has(quirk.MSIBeforeCompletion):
+		// The bug: the MSI leaves first and the entry lands after it.
+		d.completionInterrupt()
+		wantIRQ = false
+		d.writeLate(seg.phys, 0, sacc.CompletionSize, d.cost.MSIDelivery+d.cost.DMAWriteLatency)
+	case d.quirks.Has(quirk.PhaseFirst):
+		// The bug: the phase lands first; the body follows a write latency later.
 		ram.Write(seg.phys+sacc.CplPhaseOff, entry[sacc.CplPhaseOff:])
-		ram.Write(seg.phys, entry[:sacc.CplBodySize])
-	} else {
+		d.writeLate(seg.phys, 0, sacc.CplBodySize, d.cost.DMAWriteLatency)
+	default:
 		ram.Write(seg.phys, entry[:sacc.CplBodySize])
 		ram.Write(seg.phys+sacc.CplPhaseOff, entry[sacc.CplPhaseOff:])
 	}
@@ -640,6 +649,13 @@ func (d *Device) post() {
 		d.completionInterrupt()
 	}
 	d.sim.Schedule(0, d, opFetch, d.epoch, 0)
+}
+
+// writeLate lands bytes [from, to) of the encoded entry at phys after delay; only
+// quirks use it.
+func (d *Device) writeLate(phys uint64, from, to int, delay sim.Time) {
+	d.latePhys = phys
+	d.sim.Schedule(max(delay, 1), d, opLateWrite, uint64(from), uint64(to))
 }
 
 // ---------------------------------------------------------------------------
