@@ -39,9 +39,12 @@ type Sink interface {
 // Tracer stamps events with the machine's virtual time and a sequence number and
 // hands them to its sinks. The zero value is not usable; call NewTracer.
 type Tracer struct {
-	sim    *sim.Sim
-	seq    uint64
-	ev     Event // the event being emitted; sinks get a pointer to it
+	sim *sim.Sim
+	seq uint64
+	// The events being emitted, one per level of nesting (a sink may itself cause
+	// an event); sinks get a pointer into this array, so emitting allocates nothing.
+	evs    [4]Event
+	depth  int
 	sinks  []Sink
 	ids    []uint64
 	nextID uint64
@@ -77,12 +80,19 @@ func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
 	if len(t.sinks) == 0 {
 		return
 	}
-	ev := &t.ev
+	var ev *Event
+	if t.depth < len(t.evs) {
+		ev = &t.evs[t.depth]
+	} else {
+		ev = new(Event)
+	}
+	t.depth++
 	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, 0
 	ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
 	for _, s := range t.sinks {
-		s.Record(&t.ev)
+		s.Record(ev)
 	}
+	t.depth--
 }
 
 // Buffer is a sink that keeps every event in memory.
