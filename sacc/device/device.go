@@ -648,6 +648,11 @@ func (d *Device) post() {
 	if wantIRQ {
 		d.completionInterrupt()
 	}
+	if d.sqHead == d.sqTail {
+		d.busy = false
+		d.emit(trace.Idle, uint64(d.sqHead), 0, 0, 0)
+		return
+	}
 	d.sim.Schedule(0, d, opFetch, d.epoch, 0)
 }
 

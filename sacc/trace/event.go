@@ -45,6 +45,7 @@ type Tracer struct {
 	// an event); sinks get a pointer into this array, so emitting allocates nothing.
 	evs    [4]Event
 	depth  int
+	ring   *Ring // set when a Ring is the only sink: events are built in place
 	sinks  []Sink
 	ids    []uint64
 	nextID uint64
@@ -60,14 +61,23 @@ func (t *Tracer) Attach(s Sink) (detach func()) {
 	id := t.nextID
 	t.sinks = append(t.sinks, s)
 	t.ids = append(t.ids, id)
+	t.sinksChanged()
 	return func() {
 		for i, x := range t.ids {
 			if x == id {
 				t.sinks = append(t.sinks[:i:i], t.sinks[i+1:]...)
 				t.ids = append(t.ids[:i:i], t.ids[i+1:]...)
+				t.sinksChanged()
 				return
 			}
 		}
+	}
+}
+
+func (t *Tracer) sinksChanged() {
+	t.ring = nil
+	if len(t.sinks) == 1 {
+		t.ring, _ = t.sinks[0].(*Ring)
 	}
 }
 
@@ -77,6 +87,17 @@ func (t *Tracer) Seq() uint64 { return t.seq }
 // Emit records an event of kind k with up to four arguments.
 func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
 	t.seq++
+	if r := t.ring; r != nil {
+		// The in-memory recorder alone: write the event straight into its slot.
+		ev := &r.buf[r.next]
+		ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, 0
+		ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
+		if r.next++; r.next == len(r.buf) {
+			r.next = 0
+		}
+		r.total++
+		return
+	}
 	if len(t.sinks) == 0 {
 		return
 	}
