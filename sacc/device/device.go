@@ -522,6 +522,8 @@ func (d *Device) mapOne(iova, n uint64, access uint8) (segment, sim.Time, bool) 
 
 // moveData copies the source to the destination with memmove semantics (§6.3),
 // XOR-ing for XFORM, then schedules the completion once the posted writes land.
+// The bytes move at the instant the whole source has arrived, which is what makes
+// the result that of reading everything first, even for overlapping ranges.
 func (d *Device) moveData() {
 	ram := d.bus.RAM()
 	n := uint64(d.desc.Length)
@@ -552,7 +554,9 @@ func (d *Device) moveData() {
 	for _, s := range d.dst {
 		d.emit(trace.DMAWrite, s.iova, s.phys, s.n, 0)
 	}
-	d.finish(sacc.StatusOK, d.cost.Transfer(n)+d.cost.DMAWriteLatency)
+	// The engine streams: it writes each page-sized chunk as soon as that chunk has
+	// arrived, so only the last chunk's write is still on the link now.
+	d.finish(sacc.StatusOK, d.cost.Transfer(min(n, sacc.PageSize))+d.cost.DMAWriteLatency)
 }
 
 // overlaps reports whether any source piece shares physical bytes with any
