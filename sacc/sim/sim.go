@@ -24,24 +24,34 @@ type Event struct {
 	A, B    uint64
 }
 
-type eventHeap []Event
-
-func (h eventHeap) Less(i, j int) bool {
-	if h[i].At != h[j].At {
-		return h[i].At < h[j].At
-	}
-	return h[i].Seq < h[j].Seq
+// The queue is a binary min-heap of small, pointer-free entries; what an event
+// carries lives in a slot table beside it. Swapping heap entries is then a plain
+// copy of 24 bytes, with no write barriers, and nothing is boxed or allocated once
+// the tables have grown to the run's high-water mark.
+type entry struct {
+	at   Time
+	seq  uint64
+	slot uint32
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+type payload struct {
+	handler Handler
+	op      uint32
+	a, b    uint64
+}
+
+func less(x, y *entry) bool { return x.at < y.at || x.at == y.at && x.seq < y.seq }
 
 // Sim is the clock and the queue. It is not safe for concurrent use: a machine and
 // everything in it run on one goroutine.
 type Sim struct {
-	now    Time
-	seq    uint64
-	events eventHeap
-	rng    *rand.Rand
-	seed   uint64
+	now   Time
+	seq   uint64
+	heap  []entry
+	slots []payload
+	free  []uint32
+	rng   *rand.Rand
+	seed  uint64
 }
 
 // New returns a simulation at time 0 whose random numbers come from seed.
@@ -62,20 +72,28 @@ func (s *Sim) Rand() *rand.Rand { return s.rng }
 // Schedule queues an event delay nanoseconds from now.
 func (s *Sim) Schedule(delay Time, h Handler, op uint32, a, b uint64) {
 	s.seq++
-	// heap.Push boxes its argument; push by hand to keep scheduling allocation-free.
-	s.events = append(s.events, Event{At: s.now + delay, Seq: s.seq, Handler: h, Op: op, A: a, B: b})
-	up(s.events, len(s.events)-1)
+	var slot uint32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		slot = uint32(len(s.slots))
+		s.slots = append(s.slots, payload{})
+	}
+	s.slots[slot] = payload{handler: h, op: op, a: a, b: b}
+	s.heap = append(s.heap, entry{at: s.now + delay, seq: s.seq, slot: slot})
+	s.up(len(s.heap) - 1)
 }
 
 // Pending reports how many events are queued.
-func (s *Sim) Pending() int { return len(s.events) }
+func (s *Sim) Pending() int { return len(s.heap) }
 
 // Next returns the time of the earliest pending event.
 func (s *Sim) Next() (Time, bool) {
-	if len(s.events) == 0 {
+	if len(s.heap) == 0 {
 		return 0, false
 	}
-	return s.events[0].At, true
+	return s.heap[0].at, true
 }
 
 // RunUntil runs, in order, every event due at or before t (including events that
@@ -85,10 +103,19 @@ func (s *Sim) RunUntil(t Time) {
 	if t < s.now {
 		t = s.now
 	}
-	for len(s.events) > 0 && s.events[0].At <= t {
-		ev := s.popFront()
-		s.now = ev.At
-		ev.Handler.HandleEvent(ev)
+	for len(s.heap) > 0 && s.heap[0].at <= t {
+		e := s.heap[0]
+		last := len(s.heap) - 1
+		s.heap[0] = s.heap[last]
+		s.heap = s.heap[:last]
+		if last > 0 {
+			s.down(0)
+		}
+		p := s.slots[e.slot]
+		s.slots[e.slot] = payload{} // drop the handler reference
+		s.free = append(s.free, e.slot)
+		s.now = e.at
+		p.handler.HandleEvent(Event{At: e.at, Seq: e.seq, Handler: p.handler, Op: p.op, A: p.a, B: p.b})
 	}
 	s.now = t
 }
@@ -107,34 +134,20 @@ func (s *Sim) Step() bool {
 	return true
 }
 
-func (s *Sim) popFront() Event {
-	h := s.events
-	n := len(h) - 1
-	h.Swap(0, n)
-	ev := h[n]
-	h[n] = Event{}
-	s.events = h[:n]
-	if n > 0 {
-		down(s.events, 0)
-	}
-	return ev
-}
-
-// up restores the heap property above i.
-func up(h eventHeap, i int) {
+func (s *Sim) up(i int) {
+	h := s.heap
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.Less(i, p) {
+		if !less(&h[i], &h[p]) {
 			return
 		}
-		h.Swap(i, p)
+		h[i], h[p] = h[p], h[i]
 		i = p
 	}
 }
 
-// down restores the heap property below i. The heap is kept by hand rather than
-// with container/heap, whose Push and Pop box every event.
-func down(h eventHeap, i int) {
+func (s *Sim) down(i int) {
+	h := s.heap
 	n := len(h)
 	for {
 		l := 2*i + 1
@@ -142,13 +155,13 @@ func down(h eventHeap, i int) {
 			return
 		}
 		j := l
-		if r := l + 1; r < n && h.Less(r, l) {
+		if r := l + 1; r < n && less(&h[r], &h[l]) {
 			j = r
 		}
-		if !h.Less(j, i) {
+		if !less(&h[j], &h[i]) {
 			return
 		}
-		h.Swap(i, j)
+		h[i], h[j] = h[j], h[i]
 		i = j
 	}
 }
