@@ -327,6 +327,9 @@ func (m *Machine) WriteBytes(addr uint64, b []byte) {
 // head8 is the first (up to) eight bytes of a bulk access as a little-endian
 // value: what a trace line can show of it.
 func head8(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b)
+	}
 	var v uint64
 	for i := range min(len(b), 8) {
 		v |= uint64(b[i]) << (8 * i)
