@@ -45,7 +45,8 @@ type Tracer struct {
 	// an event); sinks get a pointer into this array, so emitting allocates nothing.
 	evs    [4]Event
 	depth  int
-	ring   *Ring // set when a Ring is the only sink: events are built in place
+	ring   *Ring   // set when a Ring is the only sink: events are built in place
+	pc     uintptr // source of the CPU operation under way, stamped on its events
 	sinks  []Sink
 	ids    []uint64
 	nextID uint64
@@ -81,6 +82,11 @@ func (t *Tracer) sinksChanged() {
 	}
 }
 
+// SetPC marks the events emitted from now on as caused by the code at pc (0 for
+// none). The CPU sets it around each operation so that views can show the source
+// line behind a CPU-side event.
+func (t *Tracer) SetPC(pc uintptr) { t.pc = pc }
+
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
 
@@ -90,7 +96,7 @@ func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
 	if r := t.ring; r != nil {
 		// The in-memory recorder alone: write the event straight into its slot.
 		ev := &r.buf[r.next]
-		ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, 0
+		ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
 		ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
 		if r.next++; r.next == len(r.buf) {
 			r.next = 0
@@ -108,7 +114,7 @@ func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
 		ev = new(Event)
 	}
 	t.depth++
-	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, 0
+	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
 	ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
 	for _, s := range t.sinks {
 		s.Record(ev)

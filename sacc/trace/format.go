@@ -71,6 +71,12 @@ func appendValue(b []byte, f Format, v uint64) []byte {
 		return fmt.Appendf(b, "%02x:%02x.%x", v>>8&0xFF, v>>3&0x1F, v&7)
 	case Suppress:
 		return append(b, suppressName(v)...)
+	case BarrierOp:
+		return append(b, tableName(barrierNames[:], v)...)
+	case CacheOp:
+		return append(b, tableName(cacheNames[:], v)...)
+	case SyscallName:
+		return append(b, tableName(syscallNames[:], v)...)
 	}
 	b = append(b, "0x"...)
 	return strconv.AppendUint(b, v, 16)

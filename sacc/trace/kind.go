@@ -39,6 +39,9 @@ const (
 	AccessDir                 // read or write
 	BDF                       // bus:dev.fn
 	Suppress                  // why an MSI was not sent
+	BarrierOp                 // wmb, rmb, mb
+	CacheOp                   // clean, invalidate, flush
+	SyscallName               // a system call's name
 )
 
 // Arg names one argument of a kind.
@@ -113,6 +116,13 @@ const (
 	IOMMUFaultDropped
 	IOMMUInvalidate
 
+	// The CPU and host software.
+	CPUBarrier
+	CPUCache
+	IRQEntry
+	IRQExit
+	Syscall
+
 	numKinds
 )
 
@@ -165,6 +175,12 @@ var kinds = [numKinds]KindInfo{
 	IOMMUFault:        {"iommu_fault", SideIOMMU, "DMA blocked and logged", []Arg{{"iova", Hex}, {"reason", FaultReason}, {"access", AccessDir}, {"source", BDF}}},
 	IOMMUFaultDropped: {"iommu_fault_overflow", SideIOMMU, "fault log full: record dropped", []Arg{{"iova", Hex}, {"reason", FaultReason}}},
 	IOMMUInvalidate:   {"iommu_invalidate", SideIOMMU, "IOTLB invalidation (all ones: everything)", []Arg{{"iova", Hex}, {"dropped", Dec}}},
+
+	CPUBarrier: {"cpu_barrier", SideCPU, "a barrier drains the store buffer", []Arg{{"op", BarrierOp}, {"drained", Dec}}},
+	CPUCache:   {"cpu_cache", SideCPU, "cache maintenance for non-coherent DMA", []Arg{{"op", CacheOp}, {"addr", Hex}, {"len", Hex}, {"lines", Dec}}},
+	IRQEntry:   {"irq_entry", SideKernel, "the CPU takes an interrupt", []Arg{{"vector", Dec}}},
+	IRQExit:    {"irq_exit", SideKernel, "the interrupt handler returns", []Arg{{"vector", Dec}, {"handled", Dec}}},
+	Syscall:    {"syscall", SideKernel, "a system call: user to kernel and back", []Arg{{"nr", SyscallName}, {"a0", Hex}, {"ret", Hex}}},
 }
 
 // Info describes k.
@@ -242,3 +258,42 @@ func suppressName(v uint64) string {
 }
 
 func opcodeName(v uint64) string { return sacc.OpName(uint16(v)) }
+
+// Barrier operations (the op argument of CPUBarrier).
+const (
+	BarrierWMB = 1
+	BarrierRMB = 2
+	BarrierMB  = 3
+)
+
+// Cache operations (the op argument of CPUCache).
+const (
+	CacheClean      = 1 // write dirty lines back to memory
+	CacheInvalidate = 2 // drop lines so the next load reads memory
+	CacheFlush      = 3 // clean, then invalidate
+)
+
+// System call numbers (the nr argument of Syscall), Linux names.
+const (
+	SysOpen  = 1
+	SysIoctl = 2
+	SysMmap  = 3
+	SysPoll  = 4
+	SysClose = 5
+	SysRead  = 6
+	SysWrite = 7
+)
+
+var barrierNames = [...]string{"", "wmb", "rmb", "mb"}
+var cacheNames = [...]string{"", "clean", "invalidate", "flush"}
+var syscallNames = [...]string{"", "open", "ioctl", "mmap", "poll", "close", "read", "write"}
+
+func tableName(table []string, v uint64) string {
+	if v > 0 && v < uint64(len(table)) {
+		return table[v]
+	}
+	return "unknown"
+}
+
+// SyscallNameOf names a system call number.
+func SyscallNameOf(nr uint64) string { return tableName(syscallNames[:], nr) }

@@ -8,8 +8,8 @@ import (
 
 func TestEveryKindHasAUniqueNameAndAtMostFourArgs(t *testing.T) {
 	kinds := trace.Kinds()
-	if len(kinds) == 0 || kinds[0] != trace.CPURead || kinds[len(kinds)-1] != trace.IOMMUInvalidate {
-		t.Fatalf("Kinds() = %v: want CPURead … IOMMUInvalidate", kinds)
+	if len(kinds) == 0 || kinds[0] != trace.CPURead {
+		t.Fatalf("Kinds() = %v: want CPURead first", kinds)
 	}
 	names := map[string]trace.Kind{}
 	for i, k := range kinds {
@@ -67,7 +67,8 @@ func TestKindByNameRejectsUnknownNames(t *testing.T) {
 }
 
 func TestKindOutOfRangeIsUnknown(t *testing.T) {
-	for _, k := range []trace.Kind{trace.IOMMUInvalidate + 1, 999, ^trace.Kind(0)} {
+	all := trace.Kinds()
+	for _, k := range []trace.Kind{all[len(all)-1] + 1, 999, ^trace.Kind(0)} {
 		if info := k.Info(); info.Name != "unknown" || len(info.Args) != 0 {
 			t.Errorf("Kind(%d).Info() = %+v, want unknown without args", k, info)
 		}
