@@ -13,6 +13,7 @@ import (
 type Cost struct {
 	MMIORead         Time   // CPU stalls for a non-posted read round trip to a BAR
 	MMIOWrite        Time   // a posted MMIO write travels to the device
+	MMIOWriteIssue   Time   // the CPU issues a posted MMIO write and moves on
 	PortIO           Time   // legacy port I/O (0xCF8/0xCFC) as the CPU sees it
 	ConfigAccess     Time   // an ECAM access: a non-posted MMIO read or write
 	DMAReadLatency   Time   // device issues a read request; first data returns
@@ -53,6 +54,9 @@ var Costs = []Param{
 	{"mmio_write", "posted MMIO write until it reaches the device", 100,
 		"PCIe Base Specification: memory writes are posted (no completion); one TLP over a Gen3 link plus root-complex forwarding is on the order of 100 ns",
 		timeField(func(c *Cost) *Time { return &c.MMIOWrite })},
+	{"mmio_write_issue", "CPU time to issue a posted MMIO write", 30,
+		"an uncached store retires once the uncore accepts it, tens of ns; the CPU does not wait for the device (Intel SDM vol. 3, §11.3 \"methods of caching available\", UC writes)",
+		timeField(func(c *Cost) *Time { return &c.MMIOWriteIssue })},
 	{"port_io", "legacy port I/O access (0xCF8/0xCFC)", 1000,
 		"port I/O is non-posted and serialising on x86 (Intel SDM vol. 3, §8.2.5 \"strengthening or weakening the memory-ordering model\"); same order as an MMIO read",
 		timeField(func(c *Cost) *Time { return &c.PortIO })},

@@ -14,6 +14,7 @@ import (
 var costFields = map[string]func(*sim.Cost) uint64{
 	"mmio_read":          func(c *sim.Cost) uint64 { return uint64(c.MMIORead) },
 	"mmio_write":         func(c *sim.Cost) uint64 { return uint64(c.MMIOWrite) },
+	"mmio_write_issue":   func(c *sim.Cost) uint64 { return uint64(c.MMIOWriteIssue) },
 	"port_io":            func(c *sim.Cost) uint64 { return uint64(c.PortIO) },
 	"config_access":      func(c *sim.Cost) uint64 { return uint64(c.ConfigAccess) },
 	"dma_read_latency":   func(c *sim.Cost) uint64 { return uint64(c.DMAReadLatency) },

@@ -1,0 +1,161 @@
+package cpu
+
+import (
+	"encoding/binary"
+
+	"github.com/saccbook/saccbook/sacc/machine"
+)
+
+const (
+	lineSize = 64
+	numSets  = 64
+	numWays  = 8 // 64 sets × 8 ways × 64 B = 32 KiB, an L1 data cache
+)
+
+type span struct{ lo, hi uint64 }
+
+type line struct {
+	tag          uint64 // line address
+	valid, dirty bool
+	used         uint64 // LRU stamp
+	data         [lineSize]byte
+}
+
+// cache is the CPU's data cache. Coherent, it only decides what a load costs: DMA
+// writes invalidate the lines they touch, and the data always comes from memory.
+// Non-coherent, it holds data: stores stay in dirty lines the device cannot see and
+// loads return lines that DMA does not update.
+type cache struct {
+	nonCoherent bool
+	sets        [numSets][numWays]line
+	tick        uint64
+	uncached    []span
+}
+
+func (c *cache) init(nonCoherent bool) { c.nonCoherent = nonCoherent }
+
+func (c *cache) isUncached(addr uint64) bool {
+	for _, s := range c.uncached {
+		if addr >= s.lo && addr < s.hi {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cache) find(tag uint64) *line {
+	set := &c.sets[tag/lineSize%numSets]
+	for i := range set {
+		if set[i].valid && set[i].tag == tag {
+			c.tick++
+			set[i].used = c.tick
+			return &set[i]
+		}
+	}
+	return nil
+}
+
+// fill brings a line in, evicting (and writing back) the least recently used.
+func (c *cache) fill(m *machine.Machine, tag uint64) *line {
+	set := &c.sets[tag/lineSize%numSets]
+	victim := &set[0]
+	for i := range set {
+		if !set[i].valid {
+			victim = &set[i]
+			break
+		}
+		if set[i].used < victim.used {
+			victim = &set[i]
+		}
+	}
+	if victim.valid && victim.dirty {
+		m.WriteBytes(victim.tag, victim.data[:])
+	}
+	c.tick++
+	*victim = line{tag: tag, valid: true, used: c.tick}
+	if c.nonCoherent {
+		m.ReadBytes(tag, victim.data[:])
+	}
+	return victim
+}
+
+// load reads a value; miss says whether it had to go to memory.
+func (c *cache) load(m *machine.Machine, addr uint64, size int) (uint64, bool) {
+	tag := addr &^ (lineSize - 1)
+	if c.isUncached(addr) || addr+uint64(size)-1 >= tag+lineSize {
+		return m.Read(addr, size), true // uncached, or split across lines
+	}
+	l := c.find(tag)
+	if !c.nonCoherent {
+		if l != nil {
+			return m.RAM().Load(addr, size), false
+		}
+		c.fill(m, tag)
+		return m.Read(addr, size), true
+	}
+	miss := l == nil
+	if miss {
+		l = c.fill(m, tag)
+	}
+	var b [8]byte
+	copy(b[:size], l.data[addr-tag:])
+	return binary.LittleEndian.Uint64(b[:]), miss
+}
+
+// store makes a drained store part of memory (coherent) or of a dirty line.
+func (c *cache) store(m *machine.Machine, addr uint64, size int, v uint64) {
+	tag := addr &^ (lineSize - 1)
+	if !c.nonCoherent || c.isUncached(addr) || addr+uint64(size)-1 >= tag+lineSize {
+		m.Write(addr, size, v)
+		if l := c.find(tag); l != nil && c.nonCoherent {
+			l.valid = false // keep the line from shadowing what was just written
+		}
+		return
+	}
+	l := c.find(tag)
+	if l == nil {
+		l = c.fill(m, tag)
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	copy(l.data[addr-tag:], b[:size])
+	l.dirty = true
+}
+
+// each calls fn for every valid line overlapping [addr, addr+n).
+func (c *cache) each(addr, n uint64, fn func(l *line)) {
+	for si := range c.sets {
+		for wi := range c.sets[si] {
+			l := &c.sets[si][wi]
+			if l.valid && l.tag < addr+n && addr < l.tag+lineSize {
+				fn(l)
+			}
+		}
+	}
+}
+
+// drop forgets lines (a coherent snoop after a DMA write).
+func (c *cache) drop(addr, n uint64) { c.each(addr, n, func(l *line) { l.valid = false }) }
+
+// clean writes dirty lines back and returns how many it wrote.
+func (c *cache) clean(m *machine.Machine, addr, n uint64) int {
+	count := 0
+	c.each(addr, n, func(l *line) {
+		if l.dirty {
+			m.WriteBytes(l.tag, l.data[:])
+			l.dirty = false
+			count++
+		}
+	})
+	return count
+}
+
+// invalidate drops lines, dirty or not, and returns how many it dropped.
+func (c *cache) invalidate(addr, n uint64) int {
+	count := 0
+	c.each(addr, n, func(l *line) {
+		l.valid, l.dirty = false, false
+		count++
+	})
+	return count
+}

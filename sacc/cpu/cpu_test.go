@@ -1,0 +1,190 @@
+package cpu_test
+
+import (
+	"testing"
+
+	"github.com/saccbook/saccbook/sacc"
+	"github.com/saccbook/saccbook/sacc/baremetal"
+	"github.com/saccbook/saccbook/sacc/cpu"
+	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/trace"
+)
+
+func setup(t *testing.T, seed uint64, cfg cpu.Config) (*cpu.CPU, *baremetal.Host) {
+	t.Helper()
+	m, err := machine.New(machine.Config{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := baremetal.Enumerate(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(baremetal.SQAddr, 16, baremetal.CQAddr, 16); err != nil {
+		t.Fatal(err)
+	}
+	return cpu.New(m, cfg), h
+}
+
+// submit writes a descriptor field by field through the CPU, as a driver does,
+// then rings the doorbell, with or without a barrier, relaxed or not.
+func submit(c *cpu.CPU, h *baremetal.Host, slot uint32, d sacc.Descriptor, barrier, relaxed bool) {
+	base := h.SQ + uint64(slot)*sacc.DescriptorSize
+	c.Store64(base+sacc.DescSrcOff, d.Src)
+	c.Store64(base+sacc.DescDstOff, d.Dst)
+	c.Store32(base+sacc.DescLenOff, d.Length)
+	c.Store16(base+sacc.DescOpOff, d.Opcode)
+	c.Store16(base+sacc.DescFlagsOff, d.Flags)
+	c.Store32(base+sacc.DescReqIDOff, d.ReqID)
+	if barrier {
+		c.WMB() // make the descriptor visible before the doorbell publishes it
+	}
+	db := h.BAR0 + sacc.RegSQTail
+	if relaxed {
+		c.WritelRelaxed(db, slot+1)
+	} else {
+		c.Writel(db, slot+1)
+	}
+}
+
+// fetched runs the machine and returns the descriptor the device read.
+func fetched(t *testing.T, c *cpu.CPU) (sacc.Descriptor, bool) {
+	t.Helper()
+	var got sacc.Descriptor
+	var seen bool
+	detach := c.Machine().Tracer().Attach(trace.Func(func(ev trace.Event) {
+		if ev.Kind == trace.Descriptor && !seen {
+			seen = true
+			got = sacc.Descriptor{ReqID: uint32(ev.Args[0]), Opcode: uint16(ev.Args[1]), Length: uint32(ev.Args[2])}
+		}
+	}))
+	defer detach()
+	for range 2000 {
+		c.Relax()
+		if seen {
+			break
+		}
+	}
+	return got, seen
+}
+
+func TestX86NeverReordersTheDoorbell(t *testing.T) {
+	want := sacc.Descriptor{Opcode: sacc.OpNOP, ReqID: 0x42, Length: 7}
+	for seed := uint64(1); seed <= 50; seed++ {
+		c, h := setup(t, seed, cpu.Config{Arch: cpu.X86})
+		submit(c, h, 0, want, false, true)
+		got, ok := fetched(t, c)
+		if !ok || got.ReqID != want.ReqID {
+			t.Fatalf("seed %d: x86 without a barrier fetched %+v (seen %v)", seed, got, ok)
+		}
+	}
+}
+
+// TestARM64NeedsTheBarrier: with writel_relaxed and no wmb, some seed lets the
+// doorbell overtake the descriptor — the device fetches zeros, a NOP with req_id 0.
+// With the barrier, or with writel, no seed does.
+func TestARM64NeedsTheBarrier(t *testing.T) {
+	want := sacc.Descriptor{Opcode: sacc.OpNOP, ReqID: 0x42, Length: 7}
+	failing := uint64(0)
+	for seed := uint64(1); seed <= 200 && failing == 0; seed++ {
+		c, h := setup(t, seed, cpu.Config{Arch: cpu.ARM64})
+		submit(c, h, 0, want, false, true)
+		if got, _ := fetched(t, c); got.ReqID != want.ReqID {
+			failing = seed
+		}
+	}
+	if failing == 0 {
+		t.Fatal("no seed in 1..200 showed the missing barrier on arm64")
+	}
+	t.Logf("seed %d shows the stale descriptor", failing)
+	for _, tc := range []struct {
+		name             string
+		barrier, relaxed bool
+	}{{"wmb then writel_relaxed", true, true}, {"writel", false, false}} {
+		for seed := uint64(1); seed <= 200; seed++ {
+			c, h := setup(t, seed, cpu.Config{Arch: cpu.ARM64})
+			submit(c, h, 0, want, tc.barrier, tc.relaxed)
+			if got, ok := fetched(t, c); !ok || got.ReqID != want.ReqID {
+				t.Fatalf("%s, seed %d: fetched %+v", tc.name, seed, got)
+			}
+		}
+	}
+}
+
+func TestStoreBufferForwardsToTheCPU(t *testing.T) {
+	c, _ := setup(t, 3, cpu.Config{Arch: cpu.ARM64})
+	addr := uint64(baremetal.DataAddr)
+	c.Store64(addr, 0x1122334455667788)
+	if c.Pending() == 0 {
+		t.Skip("the store drained at once for this seed")
+	}
+	if got := c.Machine().RAM().Load(addr, 8); got != 0 {
+		t.Fatalf("memory shows a buffered store: %#x", got)
+	}
+	if got := c.Load64(addr); got != 0x1122334455667788 {
+		t.Fatalf("the CPU does not see its own store: %#x", got)
+	}
+}
+
+// TestNonCoherentNeedsSync: without cache maintenance the device reads stale
+// memory and the CPU reads a stale line; dma_sync-style clean and invalidate fix
+// both.
+func TestNonCoherentNeedsSync(t *testing.T) {
+	for _, synced := range []bool{false, true} {
+		c, h := setup(t, 1, cpu.Config{Arch: cpu.X86, NonCoherent: true})
+		c.SetUncached(h.SQ, sacc.PageSize) // rings are coherent memory
+		c.SetUncached(h.CQ, sacc.PageSize)
+		src, dst := uint64(baremetal.DataAddr), uint64(baremetal.DataAddr+sacc.PageSize)
+		_ = c.Load64(dst) // the CPU caches the destination line
+		c.Store64(src, 0xFEEDFACE)
+		if synced {
+			c.CleanRange(src, 8) // dma_sync_single_for_device
+		}
+		submit(c, h, 0, sacc.Descriptor{Src: src, Dst: dst, Length: 8, Opcode: sacc.OpMEMCPY, ReqID: 1}, true, false)
+		if _, err := h.Wait(100_000); err != nil {
+			t.Fatal(err)
+		}
+		if synced {
+			c.InvalidateRange(dst, 8) // dma_sync_single_for_cpu
+		}
+		got := c.Load64(dst)
+		if synced && got != 0xFEEDFACE {
+			t.Errorf("with syncs the CPU reads %#x", got)
+		}
+		if !synced && got == 0xFEEDFACE {
+			t.Errorf("without syncs the CPU should read stale data, read %#x", got)
+		}
+	}
+}
+
+func TestInterruptsAreTakenBetweenOperations(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	h.EnableMSIX(0, sacc.IntWindowBase, 0x33)
+	var got []uint8
+	c.SetIRQHandler(func(v uint8) bool { got = append(got, v); return true })
+	c.EnableIRQs()
+	submit(c, h, 0, sacc.Descriptor{Opcode: sacc.OpNOP, ReqID: 1, Flags: sacc.FlagInterrupt}, true, false)
+	for range 2000 {
+		c.Relax()
+	}
+	if len(got) != 1 || got[0] != 0x33 {
+		t.Fatalf("handler saw %v", got)
+	}
+	if c.Stats().Interrupts != 1 {
+		t.Fatalf("stats %+v", c.Stats())
+	}
+}
+
+func TestCPUEventsCarryTheirSource(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	var pc uintptr
+	c.Machine().Tracer().Attach(trace.Func(func(ev trace.Event) {
+		if ev.Kind == trace.Doorbell {
+			pc = ev.PC
+		}
+	}))
+	c.Writel(h.BAR0+sacc.RegSQTail, 0) // the line under test
+	if pc == 0 {
+		t.Fatal("doorbell event has no source")
+	}
+}
