@@ -198,6 +198,20 @@ func (c *CPU) takeInterrupts() {
 // Relax is cpu_relax(): a polling loop's pause.
 func (c *CPU) Relax() { c.end(c.cost.MemoryPoll) }
 
+// Idle halts until something happens or until the deadline, whichever comes
+// first (the idle loop's hlt): the clock jumps to the next machine event.
+func (c *CPU) Idle(until sim.Time) {
+	now := c.m.Now()
+	t := until
+	if next, ok := c.m.Sim().Next(); ok && next < t {
+		t = next
+	}
+	if t <= now {
+		t = now + 1
+	}
+	c.end(t - now)
+}
+
 // Delay busy-waits ns nanoseconds (ndelay).
 func (c *CPU) Delay(ns sim.Time) { c.end(ns) }
 

@@ -41,6 +41,58 @@ const (
 	WriteBeforeCheck
 	// IgnoreBusMaster: the device performs DMA with COMMAND bus-master enable clear.
 	IgnoreBusMaster
+
+	// Driver and kernel side (the software above the bus).
+
+	// MissingWMB: the driver rings the doorbell with writel_relaxed and no wmb, so
+	// on a weakly ordered CPU the doorbell can overtake the descriptor (catalog 1).
+	MissingWMB
+	// BodyBeforePhase: the driver reads the completion body before checking the
+	// phase, or without rmb after it (catalog 2).
+	BodyBeforePhase
+	// ExpectedPhaseZero: the driver starts expecting phase 0, so every zeroed
+	// entry looks new (catalog 3).
+	ExpectedPhaseZero
+	// NoPhaseFlip: the driver never flips its expected phase on wrap (catalog 4).
+	NoPhaseFlip
+	// NoCQHead: the driver never writes CQ_HEAD (catalog 5).
+	NoCQHead
+	// FullIsTailEqHead: the driver tests "ring full" as tail == head (catalog 6).
+	FullIsTailEqHead
+	// DoorbellOutOfRange: the driver writes the doorbell with the unwrapped tail
+	// (catalog 7).
+	DoorbellOutOfRange
+	// ReqIDReuse: the driver reuses a req_id still in flight (catalog 8).
+	ReqIDReuse
+	// SkipBusMaster: pci_set_master is a no-op (catalog 9).
+	SkipBusMaster
+	// SkipMemoryEnable: pci_enable_device leaves memory decoding off (catalog 10).
+	SkipMemoryEnable
+	// BARSizingNoMask: the firmware sizes BARs without masking the type bits and
+	// does not restore them (catalog 11).
+	BARSizingNoMask
+	// WrongDMADirection: the driver maps the destination buffer DMA_TO_DEVICE, a
+	// read-only IOMMU mapping (catalog 12).
+	WrongDMADirection
+	// UnmapWhileInUse: the driver unmaps a buffer before its command completes
+	// (catalog 13).
+	UnmapWhileInUse
+	// FirstPageOnly: the DMA mapping covers only the first page of a buffer that
+	// crosses a page boundary (catalog 14).
+	FirstPageOnly
+	// NoIOTLBInvalidate: the kernel changes I/O page tables without invalidating
+	// the IOTLB (catalog 15).
+	NoIOTLBInvalidate
+	// DrainThenAck: the interrupt handler drains the CQ, then acknowledges
+	// (catalog 16).
+	DrainThenAck
+	// VectorLeftMasked: the driver never unmasks its MSI-X vector (catalog 18).
+	VectorLeftMasked
+	// MapRegisterPage: mmap hands user space the register page with the doorbell
+	// page (catalog 19).
+	MapRegisterPage
+	// WrongWidth: the driver reads and writes registers 16 bits wide (catalog 20).
+	WrongWidth
 	numQuirks
 )
 
@@ -60,6 +112,26 @@ var infos = [numQuirks]Info{
 	NoCQFullCheck:          {NoCQFullCheck, "no-cq-full-check", SideDevice, 5, "the device never stalls on a full CQ and overwrites unconsumed completions"},
 	WriteBeforeCheck:       {WriteBeforeCheck, "write-before-check", SideDevice, 14, "the device writes each page as it translates it, so a fault leaves a partial write"},
 	IgnoreBusMaster:        {IgnoreBusMaster, "ignore-bus-master", SideDevice, 9, "the device performs DMA even with bus mastering disabled"},
+
+	MissingWMB:         {MissingWMB, "missing-wmb", SideDriver, 1, "doorbell rung with writel_relaxed and no wmb before it"},
+	BodyBeforePhase:    {BodyBeforePhase, "body-before-phase", SideDriver, 2, "completion body read before the phase check"},
+	ExpectedPhaseZero:  {ExpectedPhaseZero, "expected-phase-zero", SideDriver, 3, "the driver's expected phase starts at 0"},
+	NoPhaseFlip:        {NoPhaseFlip, "no-phase-flip", SideDriver, 4, "the expected phase is not flipped on wrap"},
+	NoCQHead:           {NoCQHead, "no-cq-head", SideDriver, 5, "CQ_HEAD is never written"},
+	FullIsTailEqHead:   {FullIsTailEqHead, "full-is-tail-eq-head", SideDriver, 6, "ring full tested as tail == head"},
+	DoorbellOutOfRange: {DoorbellOutOfRange, "doorbell-out-of-range", SideDriver, 7, "the doorbell is written with the unwrapped tail"},
+	ReqIDReuse:         {ReqIDReuse, "req-id-reuse", SideDriver, 8, "req_id reused while the request is outstanding"},
+	SkipBusMaster:      {SkipBusMaster, "skip-bus-master", SideKernel, 9, "pci_set_master does nothing"},
+	SkipMemoryEnable:   {SkipMemoryEnable, "skip-memory-enable", SideKernel, 10, "pci_enable_device leaves memory decoding off"},
+	BARSizingNoMask:    {BARSizingNoMask, "bar-sizing-no-mask", SideKernel, 11, "BAR sizing keeps the type bits and does not restore the BAR"},
+	WrongDMADirection:  {WrongDMADirection, "wrong-dma-direction", SideDriver, 12, "the destination buffer is mapped DMA_TO_DEVICE"},
+	UnmapWhileInUse:    {UnmapWhileInUse, "unmap-while-in-use", SideDriver, 13, "a buffer is unmapped before its command completes"},
+	FirstPageOnly:      {FirstPageOnly, "first-page-only", SideKernel, 14, "only the first page of a buffer is mapped"},
+	NoIOTLBInvalidate:  {NoIOTLBInvalidate, "no-iotlb-invalidate", SideKernel, 15, "page-table changes are not followed by an IOTLB invalidation"},
+	DrainThenAck:       {DrainThenAck, "drain-then-ack", SideDriver, 16, "the interrupt handler drains, then acknowledges"},
+	VectorLeftMasked:   {VectorLeftMasked, "vector-left-masked", SideDriver, 18, "the MSI-X vector is never unmasked"},
+	MapRegisterPage:    {MapRegisterPage, "map-register-page", SideDriver, 19, "mmap exposes the register page as well as the doorbell page"},
+	WrongWidth:         {WrongWidth, "wrong-width", SideDriver, 20, "registers accessed 16 bits wide"},
 }
 
 // All lists every quirk in number order.
