@@ -1,0 +1,361 @@
+package driver
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/saccbook/saccbook/sacc"
+	"github.com/saccbook/saccbook/sacc/kernel"
+	"github.com/saccbook/saccbook/sacc/quirk"
+)
+
+// ioctl commands of /dev/sacc0.
+const (
+	// IocSubmit runs one command on user buffers and waits for it (the kernel
+	// path). Argument: a user pointer to a SubmitArgs block.
+	IocSubmit uint32 = 0xC0205301
+	// IocMapBuffer pins a user buffer and maps it for the device. Argument: a user
+	// pointer to a MapArgs block; the DMA address is written back into it.
+	IocMapBuffer uint32 = 0xC0205302
+	// IocUnmapBuffer undoes IocMapBuffer. Argument: the same MapArgs block.
+	IocUnmapBuffer uint32 = 0x40205303
+	// IocSetupRings hands the device's queue to the calling process: its SQ and
+	// CQ (user memory) become the device's rings. Argument: a user pointer to a
+	// RingArgs block.
+	IocSetupRings uint32 = 0x40185304
+	// IocReleaseRings gives the queue back to the kernel.
+	IocReleaseRings uint32 = 0x00005305
+)
+
+// SubmitArgs is the user block of IocSubmit (32 bytes, little-endian):
+// opcode u16, flags u16, length u32, src u64, dst u64 (user addresses), then the
+// kernel writes status u32 and result_len u32.
+type SubmitArgs struct {
+	Opcode    uint16
+	Length    uint32
+	Src, Dst  uint64
+	Status    uint32
+	ResultLen uint32
+}
+
+// SubmitArgsSize is the size of the IocSubmit block.
+const SubmitArgsSize = 32
+
+// MapArgs is the user block of IocMapBuffer: addr u64, length u64, dir u32, pad
+// u32, dma u64 (written by the kernel).
+const MapArgsSize = 32
+
+// RingArgs is the user block of IocSetupRings: sq u64, cq u64 (user addresses),
+// size u32, pad u32.
+const RingArgsSize = 24
+
+// The mmap offsets of /dev/sacc0 are BAR0 offsets. Only the doorbell page may be
+// mapped: the register page holds CTRL, the ring bases and the rest, which a user
+// process must never reach.
+const (
+	MmapDoorbell = sacc.DoorbellPage
+)
+
+type chrdev struct{ dev *Device }
+
+type openFile struct {
+	maps []mapping
+}
+
+type mapping struct {
+	addr, length, dma uint64
+	dir               kernel.Direction
+	sg                []kernel.SG
+}
+
+func (c *chrdev) Open(f *kernel.File) error {
+	f.Private = &openFile{}
+	return nil
+}
+
+func (c *chrdev) Release(f *kernel.File) {
+	of := f.Private.(*openFile)
+	if c.dev.bypass != nil && c.dev.bypass.owner == f {
+		c.dev.releaseRings()
+	}
+	for _, m := range of.maps {
+		c.dev.unmapUser(f.Proc, m)
+	}
+	of.maps = nil
+}
+
+func (c *chrdev) Poll(f *kernel.File) bool {
+	if c.dev.bypass != nil {
+		return false
+	}
+	return c.dev.Reap() > 0
+}
+
+func (c *chrdev) Mmap(f *kernel.File, offset, length uint64) ([]uint64, bool, error) {
+	dev := c.dev
+	if offset == sacc.RegisterPage && !dev.q.Has(quirk.MapRegisterPage) {
+		dev.pdev.Info("mmap of the register page refused (pid %d)", f.Proc.PID)
+		return nil, false, kernel.EPERM
+	}
+	if offset+length > sacc.BAR0Size {
+		return nil, false, kernel.EINVAL
+	}
+	var pages []uint64
+	for off := offset; off < offset+length; off += sacc.PageSize {
+		pages = append(pages, dev.regs.Base+off)
+	}
+	return pages, true, nil
+}
+
+func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
+	dev, p := c.dev, f.Proc
+	switch cmd {
+	case IocSubmit:
+		return 0, dev.ioctlSubmit(p, arg)
+	case IocMapBuffer:
+		var b [MapArgsSize]byte
+		p.LoadBytes(arg, b[:]) // copy_from_user
+		addr, length := binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:])
+		dir := kernel.Direction(binary.LittleEndian.Uint32(b[16:]))
+		m, err := dev.mapUser(p, addr, length, dir)
+		if err != nil {
+			return 0, err
+		}
+		of := f.Private.(*openFile)
+		of.maps = append(of.maps, m)
+		binary.LittleEndian.PutUint64(b[24:], m.dma)
+		p.StoreBytes(arg, b[:]) // copy_to_user
+		return m.dma, nil
+	case IocUnmapBuffer:
+		var b [MapArgsSize]byte
+		p.LoadBytes(arg, b[:])
+		addr := binary.LittleEndian.Uint64(b[0:])
+		of := f.Private.(*openFile)
+		for i, m := range of.maps {
+			if m.addr == addr {
+				dev.unmapUser(p, m)
+				of.maps = append(of.maps[:i], of.maps[i+1:]...)
+				return 0, nil
+			}
+		}
+		return 0, kernel.EINVAL
+	case IocSetupRings:
+		var b [RingArgsSize]byte
+		p.LoadBytes(arg, b[:])
+		return 0, dev.setupRings(f, binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint32(b[16:]))
+	case IocReleaseRings:
+		if dev.bypass == nil || dev.bypass.owner != f {
+			return 0, kernel.EINVAL
+		}
+		return 0, dev.releaseRings()
+	}
+	return 0, fmt.Errorf("ioctl %#x: %w", cmd, kernel.EINVAL)
+}
+
+// mapUser pins a user buffer and maps it for the device as one DMA range. With an
+// IOMMU the scattered pages become contiguous IOVAs; without one the buffer must
+// already be physically contiguous.
+func (dev *Device) mapUser(p *kernel.Process, addr, length uint64, dir kernel.Direction) (mapping, error) {
+	if length == 0 {
+		return mapping{}, kernel.EINVAL
+	}
+	sg, err := p.PinUserPages(addr, length)
+	if err != nil {
+		return mapping{}, err
+	}
+	if !dev.k.IOMMUOn() && !contiguous(sg) {
+		p.UnpinUserPages(sg)
+		return mapping{}, fmt.Errorf("buffer %#x is not physically contiguous and there is no IOMMU: %w", addr, kernel.EINVAL)
+	}
+	if _, err := dev.pdev.DMAMapSG(sg, dir); err != nil {
+		p.UnpinUserPages(sg)
+		return mapping{}, err
+	}
+	return mapping{addr: addr, length: length, dma: sg[0].DMAAddr, dir: dir, sg: sg}, nil
+}
+
+func (dev *Device) unmapUser(p *kernel.Process, m mapping) {
+	dev.pdev.DMAUnmapSG(m.sg, m.dir)
+	p.UnpinUserPages(m.sg)
+}
+
+func contiguous(sg []kernel.SG) bool {
+	for i := 1; i < len(sg); i++ {
+		if sg[i-1].Phys+sg[i-1].Len != sg[i].Phys {
+			return false
+		}
+	}
+	return true
+}
+
+// ioctlSubmit is the kernel path for one command on user buffers: copy the
+// arguments in, pin and map both buffers, submit, wait, unmap, unpin, copy the
+// result out. Without an IOMMU a scattered buffer is cut into physically
+// contiguous pieces, one descriptor each.
+func (dev *Device) ioctlSubmit(p *kernel.Process, arg uint64) error {
+	var b [SubmitArgsSize]byte
+	p.LoadBytes(arg, b[:])
+	op := binary.LittleEndian.Uint16(b[0:])
+	length := binary.LittleEndian.Uint32(b[4:])
+	src, dst := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
+	status, result, err := dev.runUser(p, op, length, src, dst)
+	binary.LittleEndian.PutUint32(b[24:], uint32(status))
+	binary.LittleEndian.PutUint32(b[28:], result)
+	p.StoreBytes(arg+24, b[24:])
+	return err
+}
+
+func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst uint64) (sacc.Status, uint32, error) {
+	if op == sacc.OpNOP || length == 0 {
+		r := &Request{Opcode: op, Length: length, IRQ: dev.drv.cfg.Interrupts}
+		err := dev.Do(r)
+		return r.Status, r.ResultLen, err
+	}
+	srcDir, dstDir := kernel.DMAToDevice, kernel.DMAFromDevice
+	if dev.q.Has(quirk.WrongDMADirection) {
+		dstDir = kernel.DMAToDevice // the bug: the device may not write it
+	}
+	if dev.k.IOMMUOn() {
+		sm, err := dev.mapUser(p, src, uint64(length), srcDir)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer dev.unmapUser(p, sm)
+		dm, err := dev.mapUser(p, dst, uint64(length), dstDir)
+		if err != nil {
+			return 0, 0, err
+		}
+		r := &Request{Opcode: op, Src: sm.dma, Dst: dm.dma, Length: length, IRQ: dev.drv.cfg.Interrupts}
+		if dev.q.Has(quirk.UnmapWhileInUse) {
+			if err := dev.Submit(r); err != nil {
+				dev.unmapUser(p, dm)
+				return 0, 0, err
+			}
+			dev.unmapUser(p, dm) // the bug: the device may still be writing
+			err = dev.Wait(r)
+			return r.Status, r.ResultLen, err
+		}
+		defer dev.unmapUser(p, dm)
+		err = dev.Do(r)
+		return r.Status, r.ResultLen, err
+	}
+	// No IOMMU: pin, then one descriptor per physically contiguous piece pair.
+	ssg, err := p.PinUserPages(src, uint64(length))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.UnpinUserPages(ssg)
+	dsg, err := p.PinUserPages(dst, uint64(length))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.UnpinUserPages(dsg)
+	dev.pdev.DMAMapSG(ssg, srcDir)
+	defer dev.pdev.DMAUnmapSG(ssg, srcDir)
+	dev.pdev.DMAMapSG(dsg, dstDir)
+	defer dev.pdev.DMAUnmapSG(dsg, dstDir)
+	var reqs []*Request
+	si, di := 0, 0
+	var so, do uint64
+	for si < len(ssg) && di < len(dsg) {
+		n := min(ssg[si].Len-so, dsg[di].Len-do)
+		reqs = append(reqs, &Request{Opcode: op, Src: ssg[si].DMAAddr + so, Dst: dsg[di].DMAAddr + do, Length: uint32(n)})
+		if so += n; so == ssg[si].Len {
+			si, so = si+1, 0
+		}
+		if do += n; do == dsg[di].Len {
+			di, do = di+1, 0
+		}
+	}
+	reqs[len(reqs)-1].IRQ = dev.drv.cfg.Interrupts
+	for sent := 0; sent < len(reqs); {
+		n, err := dev.SubmitBatch(reqs[sent:])
+		sent += n
+		if err != nil && err != ErrRingFull {
+			return 0, 0, err
+		}
+		if err := dev.Wait(reqs[sent-1]); err != nil {
+			return reqs[sent-1].Status, 0, err
+		}
+	}
+	var total uint32
+	for _, r := range reqs {
+		if r.Status != sacc.StatusOK {
+			return r.Status, 0, fmt.Errorf("sacc: piece failed: %v", r.Status)
+		}
+		total += r.ResultLen
+	}
+	return sacc.StatusOK, total, nil
+}
+
+// ---------------------------------------------------------------------------
+// Bypass: a process owns the queue
+
+type bypassState struct {
+	owner  *kernel.File
+	sq, cq mapping
+	size   uint32
+}
+
+// setupRings moves the device onto rings in a process's memory. The kernel
+// queue must be idle; the device is disabled, reprogrammed and enabled again.
+func (dev *Device) setupRings(f *kernel.File, sq, cq uint64, size uint32) error {
+	if dev.bypass != nil {
+		return kernel.EBUSY
+	}
+	if dev.count > 0 {
+		return fmt.Errorf("kernel queue busy (%d in flight): %w", dev.count, kernel.EBUSY)
+	}
+	if !sacc.IsPowerOfTwo(uint64(size)) || size < sacc.MinRingSize || size > sacc.MaxRingSize {
+		return kernel.EINVAL
+	}
+	p := f.Proc
+	sm, err := dev.mapUser(p, sq, uint64(size)*sacc.DescriptorSize, kernel.DMAToDevice)
+	if err != nil {
+		return err
+	}
+	cm, err := dev.mapUser(p, cq, uint64(size)*sacc.CompletionSize, kernel.DMAFromDevice)
+	if err != nil {
+		dev.unmapUser(p, sm)
+		return err
+	}
+	if sm.dma%sacc.RingAlign != 0 || cm.dma%sacc.RingAlign != 0 {
+		dev.unmapUser(p, sm)
+		dev.unmapUser(p, cm)
+		return fmt.Errorf("rings must be page-aligned: %w", kernel.EINVAL)
+	}
+	dev.writeReg(sacc.RegCTRL, 0)
+	dev.regs.Writeq(sacc.RegSQBaseLo, sm.dma)
+	dev.writeReg(sacc.RegSQSize, size)
+	dev.regs.Writeq(sacc.RegCQBaseLo, cm.dma)
+	dev.writeReg(sacc.RegCQSize, size)
+	dev.writeReg(sacc.RegCTRL, sacc.CtrlEnable)
+	for dev.readReg(sacc.RegSTATUS)&(sacc.StatusReady|sacc.StatusError) == 0 {
+		dev.k.CPU.Delay(500)
+	}
+	if dev.readReg(sacc.RegSTATUS)&sacc.StatusError != 0 {
+		dev.unmapUser(p, sm)
+		dev.unmapUser(p, cm)
+		dev.Reset()
+		return kernel.EIO
+	}
+	dev.bypass = &bypassState{owner: f, sq: sm, cq: cm, size: size}
+	dev.pdev.Info("queue handed to pid %d: %d-entry rings at dma %#x / %#x", p.PID, size, sm.dma, cm.dma)
+	return nil
+}
+
+// releaseRings gives the queue back to the kernel.
+func (dev *Device) releaseRings() error {
+	b := dev.bypass
+	dev.bypass = nil
+	dev.writeReg(sacc.RegCTRL, 0)
+	dev.unmapUser(b.owner.Proc, b.sq)
+	dev.unmapUser(b.owner.Proc, b.cq)
+	c := dev.k.CPU
+	for off := uint64(0); off < uint64(dev.size)*sacc.CompletionSize; off += 8 {
+		c.Store64(dev.cqCPU+off, 0)
+	}
+	c.WMB()
+	dev.pdev.Info("queue returned to the kernel")
+	return dev.start()
+}
