@@ -196,7 +196,7 @@ func (c *CPU) takeInterrupts() {
 }
 
 // Relax is cpu_relax(): a polling loop's pause.
-func (c *CPU) Relax() { c.end(c.cost.MemoryPoll) }
+func (c *CPU) Relax() { c.end(c.cost.CPURelax) }
 
 // Idle halts until something happens or until the deadline, whichever comes
 // first (the idle loop's hlt): the clock jumps to the next machine event.

@@ -13,6 +13,7 @@ package machine
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/device"
@@ -469,12 +470,11 @@ func (i *Interrupts) Pending(v uint8) bool { return i.pending[v/64]&(1<<(v%64)) 
 
 // Take clears and returns the lowest pending vector.
 func (i *Interrupts) Take() (uint8, bool) {
-	for w, bits := range i.pending {
-		for b := range 64 {
-			if bits&(1<<b) != 0 {
-				i.pending[w] &^= 1 << b
-				return uint8(w*64 + b), true
-			}
+	for w, word := range i.pending {
+		if word != 0 {
+			b := bits.TrailingZeros64(word)
+			i.pending[w] &^= 1 << b
+			return uint8(w*64 + b), true
 		}
 	}
 	return 0, false

@@ -25,6 +25,7 @@ type Cost struct {
 	InterruptEntry   Time   // CPU enters the handler after delivery
 	Syscall          Time   // one system call or kernel crossing, round trip
 	MemoryPoll       Time   // a load that hits the CPU cache (polling host memory)
+	CPURelax         Time   // cpu_relax(): the pause in a polling loop
 	MemoryStore      Time   // a store into the CPU's store buffer
 	CacheMissLoad    Time   // a load that goes to DRAM (first look at a DMA-written line)
 	EnableLatency    Time   // CTRL.ENABLE to STATUS.READY (§7.5, v1)
@@ -90,6 +91,9 @@ var Costs = []Param{
 	{"memory_poll", "load that hits the CPU cache", 4,
 		"L1/L2 hit latency is 1–4 ns on current x86 cores (Intel 64 and IA-32 Optimization Reference Manual, cache latency tables)",
 		timeField(func(c *Cost) *Time { return &c.MemoryPoll })},
+	{"cpu_relax", "cpu_relax() between two looks of a polling loop", 40,
+		"x86 PAUSE takes ~140 cycles on Skylake and later (Intel 64 and IA-32 Optimization Reference Manual, §2.5.4 \"pause latency\"), about 40 ns",
+		timeField(func(c *Cost) *Time { return &c.CPURelax })},
 	{"memory_store", "store into the store buffer", 1,
 		"a store retires into the store buffer in about one cycle (Intel Optimization Reference Manual)",
 		timeField(func(c *Cost) *Time { return &c.MemoryStore })},

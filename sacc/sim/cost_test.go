@@ -26,6 +26,7 @@ var costFields = map[string]func(*sim.Cost) uint64{
 	"interrupt_entry":    func(c *sim.Cost) uint64 { return uint64(c.InterruptEntry) },
 	"syscall":            func(c *sim.Cost) uint64 { return uint64(c.Syscall) },
 	"memory_poll":        func(c *sim.Cost) uint64 { return uint64(c.MemoryPoll) },
+	"cpu_relax":          func(c *sim.Cost) uint64 { return uint64(c.CPURelax) },
 	"memory_store":       func(c *sim.Cost) uint64 { return uint64(c.MemoryStore) },
 	"cache_miss_load":    func(c *sim.Cost) uint64 { return uint64(c.CacheMissLoad) },
 	"enable_latency":     func(c *sim.Cost) uint64 { return uint64(c.EnableLatency) },

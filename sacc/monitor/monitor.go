@@ -1,0 +1,374 @@
+// Package monitor is saccbook's QEMU-style human monitor: one command per line, in
+// QEMU's HMP syntax, against a run held by a runner.Runner. It stops, steps and
+// steps back the run, and shows the machine the way QEMU and Linux tools do: lspci
+// -vv for the endpoint, the memory tree, the device's registers and rings decoded,
+// the IOMMU with its IOTLB, fault log and page walks, MSI-X and the CPU's
+// interrupts, and x / xp memory dumps in QEMU's exact layout.
+//
+// The run is always held between commands. Every look at the machine runs on the
+// runner's goroutine (Runner.Do) and uses side-effect-free views — Device.State,
+// IOMMU.State and Walk, RAM reads — so inspecting changes nothing and adds no event
+// to the trace. The exception is xp of a register address, which is a real read,
+// as in QEMU.
+package monitor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"weak"
+
+	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/runner"
+	"github.com/saccbook/saccbook/sacc/trace"
+)
+
+// Monitor runs monitor commands against one run.
+type Monitor struct {
+	r   *runner.Runner
+	out io.Writer
+
+	traceOn bool
+	// The x/xp format and unit size used when a command leaves them out, updated by
+	// every command that gives them (QEMU's default_fmt_format and default_fmt_size).
+	lastFormat byte
+	lastSize   int
+}
+
+// New returns a monitor for r that writes everything to out. The monitor does not
+// own r: closing it is the caller's job.
+//
+// For step and trace to show every event as it happens, including the one the run
+// is held in, build r's machines with Factory. With any other factory the monitor
+// still works, but it can only attach its event tap behind the runner's own, so each
+// event is printed one command late.
+func New(r *runner.Runner, out io.Writer) *Monitor {
+	return &Monitor{r: r, out: out, lastFormat: 'x', lastSize: 4}
+}
+
+// ---------------------------------------------------------------------------
+// The event tap
+
+// A tap is the monitor's trace sink on one machine: it remembers the last event
+// (so that stop can show the event the run is held in) and, when asked, prints each
+// event as it passes. It is attached once per machine and never detached; the
+// monitor switches its output on for a step, or for trace on, and off again.
+//
+// A tap only runs on the machine's goroutine, and the monitor only changes it from
+// inside Runner.Do, so it needs no lock.
+type tap struct {
+	last trace.Event
+	seen bool
+	echo io.Writer
+	buf  []byte
+}
+
+// Record implements trace.Sink.
+func (t *tap) Record(ev *trace.Event) {
+	t.last, t.seen = *ev, true
+	if t.echo != nil {
+		t.buf = append(ev.AppendText(t.buf[:0]), '\n')
+		t.echo.Write(t.buf)
+	}
+}
+
+// taps finds the tap of a machine from its tracer, without keeping either alive.
+var taps sync.Map // weak.Pointer[trace.Tracer] → *tap
+
+func register(tr *trace.Tracer, t *tap) {
+	key := weak.Make(tr)
+	taps.Store(key, t)
+	runtime.AddCleanup(tr, func(k weak.Pointer[trace.Tracer]) { taps.Delete(k) }, key)
+}
+
+// Factory wraps a runner factory so that each machine it builds carries the
+// monitor's event tap ahead of the runner's gate: the runner attaches its gate
+// after the factory returns, so the tap sees every event before the run can be held
+// inside it, and `step` prints exactly the events that happened.
+func Factory(f runner.Factory) runner.Factory {
+	return func() (*machine.Machine, error) {
+		m, err := f()
+		if err != nil {
+			return nil, err
+		}
+		t := &tap{}
+		m.Tracer().Attach(t)
+		register(m.Tracer(), t)
+		return m, nil
+	}
+}
+
+// tapOf returns m's tap, attaching one (behind the runner's gate) if the machine was
+// not built through Factory. It runs on the machine's goroutine.
+func tapOf(m *machine.Machine) *tap {
+	if v, ok := taps.Load(weak.Make(m.Tracer())); ok {
+		return v.(*tap)
+	}
+	t := &tap{}
+	m.Tracer().Attach(t)
+	register(m.Tracer(), t)
+	return t
+}
+
+// ---------------------------------------------------------------------------
+// Running commands
+
+// errInternal wraps a panic caught while running a command.
+type errInternal struct{ v any }
+
+func (e errInternal) Error() string { return fmt.Sprintf("internal error: %v", e.v) }
+
+// do runs fn on the machine's goroutine while the run is held. A panic in fn is
+// caught there (it must not unwind through the runner's request loop) and returned.
+func (mo *Monitor) do(fn func(m *machine.Machine)) error {
+	var caught any
+	err := mo.r.Do(func(m *machine.Machine) {
+		defer func() {
+			if p := recover(); p != nil {
+				caught = p
+			}
+		}()
+		fn(m)
+	})
+	if err != nil {
+		return err
+	}
+	if caught != nil {
+		return errInternal{caught}
+	}
+	return nil
+}
+
+// view runs fn on the machine's goroutine, collecting what it writes, and copies
+// that to out.
+func (mo *Monitor) view(fn func(b *bytes.Buffer, m *machine.Machine)) error {
+	var b bytes.Buffer
+	err := mo.do(func(m *machine.Machine) { fn(&b, m) })
+	mo.out.Write(b.Bytes())
+	return err
+}
+
+// Exec parses and runs one command line, writing its output to out. It reports
+// whether the command was quit. It never panics: a parse error is printed as
+// QEMU prints it, and anything unexpected as one "internal error" line.
+func (mo *Monitor) Exec(line string) (quit bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(mo.out, "internal error: %v\n", p)
+			quit = false
+		}
+	}()
+	c, err := Parse(line)
+	if err != nil {
+		var pe *ParseError
+		switch {
+		case errors.As(err, &pe) && pe.Unknown:
+			fmt.Fprintf(mo.out, "%s (try \"help\")\n", pe.Msg)
+		case errors.As(err, &pe) && pe.Cmd != "":
+			fmt.Fprintf(mo.out, "%s\nTry \"help %s\" for more information\n", pe.Msg, pe.Cmd)
+		default:
+			fmt.Fprintf(mo.out, "%s\n", err)
+		}
+		return false
+	}
+	if c.Name == "quit" {
+		return true
+	}
+	if err := mo.run(c); err != nil {
+		fmt.Fprintf(mo.out, "%s: %v\n", c.Name, err)
+	}
+	return false
+}
+
+// Run runs a parsed command (Exec without the parsing).
+func (mo *Monitor) run(c Command) error {
+	switch c.Name {
+	case "":
+		return nil
+	case "help":
+		mo.help(c.Args)
+		return nil
+	case "stop":
+		return mo.where(mo.r.State(), true)
+	case "cont":
+		return mo.cont()
+	case "step":
+		return mo.step(c.N)
+	case "back":
+		return mo.back(c.N)
+	case "trace":
+		return mo.trace(c)
+	case "info":
+		return mo.info(c)
+	case "x", "xp":
+		return mo.dump(c)
+	}
+	return fmt.Errorf("not implemented")
+}
+
+// where says where the run is held; with event, it also shows the event the run is
+// held in.
+func (mo *Monitor) where(st runner.State, event bool) error {
+	switch {
+	case st.Done && st.Err != nil:
+		fmt.Fprintf(mo.out, "program failed after event %d at t=%d ns: %v\n", st.Seq, st.Time, st.Err)
+	case st.Done:
+		fmt.Fprintf(mo.out, "program finished after event %d at t=%d ns\n", st.Seq, st.Time)
+	case st.Seq == 0:
+		fmt.Fprintf(mo.out, "stopped before the first event, t=%d ns\n", st.Time)
+	default:
+		fmt.Fprintf(mo.out, "stopped after event %d at t=%d ns\n", st.Seq, st.Time)
+	}
+	if !event || st.Seq == 0 {
+		return nil
+	}
+	var line []byte
+	err := mo.do(func(m *machine.Machine) {
+		if t := tapOf(m); t.seen && t.last.Seq == st.Seq {
+			line = t.last.AppendText(nil)
+		}
+	})
+	if line != nil {
+		fmt.Fprintf(mo.out, "%s\n", line)
+	}
+	return err
+}
+
+// setEcho points the current machine's tap at w (nil: silent).
+func (mo *Monitor) setEcho(w io.Writer) error {
+	return mo.do(func(m *machine.Machine) { tapOf(m).echo = w })
+}
+
+// traceEcho is where the tap writes between commands.
+func (mo *Monitor) traceEcho() io.Writer {
+	if mo.traceOn {
+		return mo.out
+	}
+	return nil
+}
+
+func (mo *Monitor) cont() error {
+	if st := mo.r.State(); st.Done {
+		fmt.Fprintf(mo.out, "the program has already finished\n")
+		return mo.where(st, false)
+	}
+	if err := mo.setEcho(mo.traceEcho()); err != nil {
+		return err
+	}
+	st, err := mo.r.Continue()
+	if err != nil {
+		return err
+	}
+	return mo.where(st, false)
+}
+
+// step lets n events happen with the tap printing each one: the events reach the
+// tap on the machine's goroutine while this one waits in Step.
+func (mo *Monitor) step(n uint64) error {
+	before := mo.r.State()
+	if before.Done {
+		fmt.Fprintf(mo.out, "the program has finished: nothing left to step\n")
+		return mo.where(before, false)
+	}
+	if err := mo.setEcho(mo.out); err != nil {
+		return err
+	}
+	st, err := mo.r.Step(n)
+	if eerr := mo.setEcho(mo.traceEcho()); err == nil {
+		err = eerr
+	}
+	if err != nil {
+		return err
+	}
+	return mo.where(st, false)
+}
+
+// back goes n events back by re-running the program on a fresh machine.
+func (mo *Monitor) back(n uint64) error {
+	st := mo.r.State()
+	target := uint64(0)
+	if n < st.Seq {
+		target = st.Seq - n
+	}
+	if target == st.Seq {
+		fmt.Fprintf(mo.out, "already at the start\n")
+		return mo.where(st, true)
+	}
+	st, err := mo.r.RunTo(target)
+	if err != nil {
+		return err
+	}
+	// A replay builds a new machine: give its tap the trace setting.
+	if err := mo.setEcho(mo.traceEcho()); err != nil {
+		return err
+	}
+	return mo.where(st, true)
+}
+
+func (mo *Monitor) trace(c Command) error {
+	if !c.HasOn {
+		state := "off"
+		if mo.traceOn {
+			state = "on"
+		}
+		fmt.Fprintf(mo.out, "trace is %s\n", state)
+		return nil
+	}
+	mo.traceOn = c.On
+	return mo.setEcho(mo.traceEcho())
+}
+
+// help lists the commands as QEMU's help does: "name params -- text".
+func (mo *Monitor) help(topic string) {
+	w := mo.out
+	if topic == "" {
+		for _, c := range cmdTable {
+			fmt.Fprintf(w, "%s %s -- %s\n", strings.Join(c.names, "|"), c.params, c.help)
+		}
+		return
+	}
+	fields := strings.Fields(topic)
+	if fields[0] == "info" {
+		if len(fields) == 1 {
+			mo.infoHelp()
+			return
+		}
+		if c, ok := lookup(infoTable, fields[1]); ok {
+			fmt.Fprintf(w, "info %s %s -- %s\n", c.names[0], c.params, c.help)
+			return
+		}
+		fmt.Fprintf(w, "unknown command: 'info %s'\n", fields[1])
+		return
+	}
+	c, ok := lookup(cmdTable, fields[0])
+	if !ok {
+		fmt.Fprintf(w, "unknown command: '%s'\n", fields[0])
+		return
+	}
+	fmt.Fprintf(w, "%s %s -- %s\n", strings.Join(c.names, "|"), c.params, c.help)
+	if c.long != "" {
+		fmt.Fprintf(w, "%s\n", c.long)
+	}
+}
+
+func (mo *Monitor) infoHelp() {
+	for _, c := range infoTable {
+		fmt.Fprintf(mo.out, "info %s %s -- %s\n", c.names[0], c.params, c.help)
+	}
+}
+
+// HelpText is the command list for the CLI's help.
+func HelpText() string {
+	var b strings.Builder
+	for _, c := range cmdTable {
+		fmt.Fprintf(&b, "  %-18s %s\n", strings.TrimSpace(strings.Join(c.names, "|")+" "+c.params), c.help)
+	}
+	for _, c := range infoTable {
+		fmt.Fprintf(&b, "  %-18s %s\n", strings.TrimSpace("info "+c.names[0]+" "+c.params), c.help)
+	}
+	return b.String()
+}
