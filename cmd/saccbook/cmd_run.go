@@ -9,23 +9,23 @@ import (
 	"os"
 	"strings"
 
-	"github.com/saccbook/saccbook/sacc/baremetal"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
 func runCommand() command {
 	return command{
 		name:    "run",
-		summary: "run a workload on a fresh machine and print its trace",
-		usage:   "[flags] [workload]",
-		help: `Builds a machine, runs a bare-metal workload on it and prints every event of the
-run with its virtual time: configuration reads during enumeration, register writes,
-the doorbell, the descriptor fetch, DMA crossing the link, the completion and its
-phase, the interrupt. Lines starting with '#' say what the workload checked.
+		summary: "run a scenario on a fresh machine and print its trace",
+		usage:   "[flags] [scenario]",
+		help: `Builds a machine, runs a scenario on it and prints every event of the run with
+its virtual time: configuration reads during enumeration, register writes, the
+doorbell, the descriptor fetch, DMA crossing the link, the completion and its phase,
+the interrupt. Lines starting with '#' say what the scenario checked.
 
-Workloads:
-` + workloadList() + `
+Scenarios:
+` + scenarioList() + `
 With --format perfetto the trace is Chrome trace-event JSON: open it at
 ui.perfetto.dev. With --format json each event is one JSON object per line.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
@@ -33,18 +33,12 @@ ui.perfetto.dev. With --format json each event is one JSON object per line.`,
 			mf.register(fs)
 			format := fs.String("format", "text", "trace format: text, json or perfetto")
 			out := fs.String("o", "", "write the trace to this file instead of standard output")
+			set := fs.String("set", "", "scenario options, name=value,... (for example cpu=arm64,irq=on)")
+			dmesg := fs.Bool("dmesg", false, "print the kernel log after the run (scenarios that boot a kernel)")
 			return func(ctx context.Context, e *env, args []string) error {
-				name := "job"
-				switch len(args) {
-				case 0:
-				case 1:
-					name = args[0]
-				default:
-					return usageError("one workload at most, got %d", len(args))
-				}
-				w, ok := baremetal.FindWorkload(name)
-				if !ok {
-					return usageError("no workload %q", name)
+				s, opts, err := pickScenario(args, *set)
+				if err != nil {
+					return err
 				}
 				if *format != "text" && *format != "json" && *format != "perfetto" {
 					return usageError("unknown format %q", *format)
@@ -53,21 +47,45 @@ ui.perfetto.dev. With --format json each event is one JSON object per line.`,
 				if err != nil {
 					return err
 				}
-				return runWorkload(e, w, cfg, *format, *out)
+				return runScenario(e, s, opts, cfg, *format, *out, *dmesg)
 			}
 		},
 	}
 }
 
-func workloadList() string {
+func scenarioList() string {
 	var b strings.Builder
-	for _, w := range baremetal.Workloads {
-		fmt.Fprintf(&b, "  %-6s %s\n", w.Name, w.Doc)
+	for _, s := range scenario.All() {
+		fmt.Fprintf(&b, "  %-9s %s\n", s.Name, s.Summary)
+		if s.Options != "" {
+			fmt.Fprintf(&b, "  %-9s options: %s\n", "", s.Options)
+		}
 	}
 	return b.String()
 }
 
-func runWorkload(e *env, w baremetal.Workload, cfg machine.Config, format, outPath string) (err error) {
+// pickScenario reads the scenario argument (default "job") and its options.
+func pickScenario(args []string, set string) (scenario.Scenario, map[string]string, error) {
+	name := "job"
+	switch len(args) {
+	case 0:
+	case 1:
+		name = args[0]
+	default:
+		return scenario.Scenario{}, nil, usageError("one scenario at most, got %d", len(args))
+	}
+	s, ok := scenario.Find(name)
+	if !ok {
+		return s, nil, usageError("no scenario %q (have: %s)", name, strings.Join(scenario.Names(), ", "))
+	}
+	opts, err := scenario.ParseOptions(set)
+	if err != nil {
+		return s, nil, usageError("%v", err)
+	}
+	return s, opts, nil
+}
+
+func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg bool) (err error) {
 	m, err := machine.New(cfg)
 	if err != nil {
 		return err
@@ -105,8 +123,16 @@ func runWorkload(e *env, w baremetal.Workload, cfg machine.Config, format, outPa
 		m.Tracer().Attach(&buf)
 		story = prefixWriter{w: e.stderr, prefix: "# "}
 	}
-	if err := w.Run(m, story); err != nil {
-		return fmt.Errorf("workload %s: %w", w.Name, err)
+	sv := &scenario.Env{Log: story, Options: opts}
+	if err := s.Run(m, sv); err != nil {
+		return fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	if dmesg {
+		if sv.Host == nil {
+			fmt.Fprintf(story, "(scenario %s boots no kernel: no kernel log)\n", s.Name)
+		} else {
+			sv.Host.K.Dmesg(prefixWriter{w: story, prefix: "dmesg: "})
+		}
 	}
 	if format == "perfetto" {
 		return trace.WritePerfetto(bw, buf.Events, m.Cost().LinkBytesPerUs)
@@ -131,3 +157,6 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+// workloadList is the list of scenarios, under the name older commands use.
+func workloadList() string { return scenarioList() }

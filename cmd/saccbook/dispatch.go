@@ -28,7 +28,7 @@ type env struct {
 var errUsage = errors.New("usage")
 
 func commands() []command {
-	return []command{runCommand(), qtestCommand(), costsCommand(), quirksCommand(), versionCommand()}
+	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), costsCommand(), quirksCommand(), versionCommand()}
 }
 
 const version = "0.1.0"
@@ -62,7 +62,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	run := c.flags(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	positional, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			commandUsage(stdout, c, fs)
 			return 0
@@ -71,7 +72,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		commandUsage(stderr, c, fs)
 		return 2
 	}
-	if err := run(ctx, e, fs.Args()); err != nil {
+	if err := run(ctx, e, positional); err != nil {
 		if errors.Is(err, errUsage) {
 			fmt.Fprintf(stderr, "saccbook %s: %s\n\n", c.name, strings.TrimSuffix(err.Error(), ": usage"))
 			commandUsage(stderr, c, fs)
@@ -120,4 +121,25 @@ func commandUsage(w io.Writer, c command, fs *flag.FlagSet) {
 // usageError wraps a message so dispatch prints the usage after it.
 func usageError(format string, a ...any) error {
 	return fmt.Errorf(format+": %w", append(a, errUsage)...)
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments
+// ("run driver --set cpu=arm64" as well as "run --set cpu=arm64 driver"); "--"
+// ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
 }

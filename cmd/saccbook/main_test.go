@@ -46,7 +46,7 @@ func TestBadInputIsAnErrorNotAPanic(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"help", "frobnicate"}, `no command "frobnicate"`},
-		{[]string{"run", "nosuch"}, `no workload "nosuch"`},
+		{[]string{"run", "nosuch"}, `no scenario "nosuch"`},
 		{[]string{"run", "--format", "xml"}, `unknown format "xml"`},
 		{[]string{"run", "--ram", "12Q"}, `size "12Q"`},
 		{[]string{"run", "--ram", "100"}, "multiple of 4 KiB"},
@@ -55,7 +55,7 @@ func TestBadInputIsAnErrorNotAPanic(t *testing.T) {
 		{[]string{"run", "--quirks", "gremlins"}, `unknown quirk "gremlins"`},
 		{[]string{"qtest", "extra"}, `unexpected argument "extra"`},
 		{[]string{"qtest", "--listen", "carrier-pigeon:x"}, "listen"},
-		{[]string{"run", "job", "mixed"}, "one workload at most"},
+		{[]string{"run", "job", "mixed"}, "one scenario at most"},
 	} {
 		code, _, errOut := runCLI(t, "", tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

@@ -1,0 +1,90 @@
+// Package scenario is the catalogue of runnable scenarios: each builds on a fresh
+// machine, drives it, and says what it checked. The terminal (`saccbook run`), the
+// monitor and the browser all run the same scenarios, so what a learner sees in one
+// place is exactly what happens in the others.
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/saccbook/saccbook/sacc/baremetal"
+	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/machine"
+)
+
+// Env is what a scenario writes to and leaves behind.
+type Env struct {
+	Log  io.Writer  // what the scenario checked, in sentences
+	Host *host.Host // the booted system, for scenarios that boot a kernel
+	// Options are scenario settings from the user ("cpu=arm64"); each scenario
+	// documents the ones it reads.
+	Options map[string]string
+}
+
+// Option returns an option or its default.
+func (e *Env) Option(name, def string) string {
+	if v, ok := e.Options[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Scenario is one runnable story.
+type Scenario struct {
+	Name    string
+	Summary string
+	Options string // documentation of the options it reads, or ""
+	Run     func(m *machine.Machine, env *Env) error
+}
+
+// All lists the scenarios in the order a learner meets them.
+func All() []Scenario {
+	return []Scenario{
+		{"job", "one MEMCPY job's whole path, bare metal: enumeration, bring-up, doorbell, fetch, DMA, completion, MSI", "",
+			func(m *machine.Machine, env *Env) error { return baremetal.OneJob(m, env.Log) }},
+		{"mixed", "bare metal: the IOMMU, ring wrap and phase flips, a CQ-full stall, errors, a masked vector, reset", "",
+			func(m *machine.Machine, env *Env) error { return baremetal.Mixed(m, env.Log) }},
+		{"driver", "the kernel boots, the driver probes, and jobs run through it: NOP, MEMCPY, XFORM, a wrapping batch", "cpu=x86|arm64, irq=on|off, iommu=on|off", Driver},
+		{"bypass", "a process takes over the queue: doorbell page mapped, own rings, no system calls; then the same work through ioctl", "cpu=x86|arm64", Bypass},
+		{"irq-race", "interrupt handlers that acknowledge before or after draining, under the same completion timing", "", IRQRace},
+		{"ordering", "a driver without wmb before the doorbell, on x86 and on arm64", "", Ordering},
+	}
+}
+
+// Find looks a scenario up by name.
+func Find(name string) (Scenario, bool) {
+	for _, s := range All() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// Names lists scenario names.
+func Names() []string {
+	var n []string
+	for _, s := range All() {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+// ParseOptions reads "k=v,k=v".
+func ParseOptions(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("option %q: want name=value", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
