@@ -136,7 +136,7 @@ func regDecode(s device.State, off uint32, v uint64) string {
 	switch off {
 	case sacc.RegMAGIC:
 		if v == sacc.MagicValue {
-			return `"ORNJ" little-endian`
+			return `bytes "ORNJ" in memory order`
 		}
 	case sacc.RegCTRL:
 		return fmt.Sprintf("ENABLE%c RESET- (reads 0)", plusMinus(v&sacc.CtrlEnable != 0))
@@ -207,25 +207,7 @@ type dmaReader struct {
 	translate bool
 }
 
-func (d dmaReader) read(iova uint64, buf []byte) (phys uint64, ok bool) {
-	phys = iova
-	if d.translate {
-		p, _, ok := walkTranslate(d.m.IOMMU(), iova)
-		if !ok {
-			return 0, false
-		}
-		phys = p
-	}
-	if iova&sacc.PageMask+uint64(len(buf)) > sacc.PageSize {
-		// Slots never straddle a page in a valid ring; read byte-wise if asked to.
-		return phys, readIOVA(d.m, iova, buf)
-	}
-	if !d.m.RAM().Contains(phys, uint64(len(buf))) {
-		return phys, false
-	}
-	d.m.RAM().Read(phys, buf)
-	return phys, true
-}
+func (d dmaReader) read(iova uint64, buf []byte) bool { return readIOVA(d.m, iova, buf) }
 
 func (d dmaReader) describe(iova uint64) string {
 	if !d.translate {
@@ -244,6 +226,12 @@ func inRing(i, from, to uint32) bool {
 		return i >= from && i < to
 	}
 	return i >= from || i < to
+}
+
+// row prints one table row without trailing spaces.
+func row(b *bytes.Buffer, format string, a ...any) {
+	b.WriteString(strings.TrimRight(fmt.Sprintf(format, a...), " "))
+	b.WriteByte('\n')
 }
 
 func marks(i uint32, names []string, idx []uint32) string {
@@ -282,7 +270,7 @@ func infoRings(b *bytes.Buffer, m *machine.Machine) {
 		owned := (s.SQTail + s.SQSize - s.SQHead%s.SQSize) % s.SQSize
 		fmt.Fprintf(b, "SQ at %#x (%s), %d slots, sq_head=%d sq_tail=%d: %d owned by the device\n",
 			s.SQBase, rd.describe(s.SQBase), s.SQSize, s.SQHead, s.SQTail, owned)
-		fmt.Fprintf(b, "  slot owner  src                dst                length     opcode   flags  req_id\n")
+		fmt.Fprintf(b, "  slot owner  src                dst                length     opcode                    flags  req_id\n")
 		var raw [sacc.DescriptorSize]byte
 		for i := uint32(0); i < s.SQSize; i++ {
 			owner := "driver"
@@ -290,7 +278,7 @@ func infoRings(b *bytes.Buffer, m *machine.Machine) {
 				owner = "device"
 			}
 			mk := marks(i, []string{"sq_head", "sq_tail"}, []uint32{s.SQHead, s.SQTail})
-			if _, ok := rd.read(s.SQBase+uint64(i)*sacc.DescriptorSize, raw[:]); !ok {
+			if !rd.read(s.SQBase+uint64(i)*sacc.DescriptorSize, raw[:]) {
 				fmt.Fprintf(b, "  %4d %-6s <not readable at DMA address %#x>%s\n", i, owner, s.SQBase+uint64(i)*sacc.DescriptorSize, mk)
 				continue
 			}
@@ -299,8 +287,8 @@ func infoRings(b *bytes.Buffer, m *machine.Machine) {
 			if d.Flags&sacc.FlagInterrupt != 0 {
 				flags = " irq"
 			}
-			fmt.Fprintf(b, "  %4d %-6s 0x%016x 0x%016x 0x%08x %-8s 0x%04x 0x%08x%s%s\n",
-				i, owner, d.Src, d.Dst, d.Length, sacc.OpName(d.Opcode), d.Flags, d.ReqID, flags, mk)
+			row(b, "  %4d %-6s 0x%016x 0x%016x 0x%08x 0x%04x %-18s 0x%04x 0x%08x%s%s",
+				i, owner, d.Src, d.Dst, d.Length, d.Opcode, sacc.OpName(d.Opcode), d.Flags, d.ReqID, flags, mk)
 		}
 	}
 	if ringShown(b, "CQ", s.CQSize) {
@@ -311,7 +299,7 @@ func infoRings(b *bytes.Buffer, m *machine.Machine) {
 			b.WriteString("; the device is stalled: ring full")
 		}
 		b.WriteByte('\n')
-		fmt.Fprintf(b, "  slot owner  req_id     result_len status                  phase this-lap\n")
+		fmt.Fprintf(b, "  slot owner  req_id     result_len status                            phase this-lap\n")
 		var raw [sacc.CompletionSize]byte
 		for i := uint32(0); i < s.CQSize; i++ {
 			owner := "device"
@@ -319,7 +307,7 @@ func infoRings(b *bytes.Buffer, m *machine.Machine) {
 				owner = "driver"
 			}
 			mk := marks(i, []string{"cq_head", "cq_tail"}, []uint32{s.CQHead, s.CQTail})
-			if _, ok := rd.read(s.CQBase+uint64(i)*sacc.CompletionSize, raw[:]); !ok {
+			if !rd.read(s.CQBase+uint64(i)*sacc.CompletionSize, raw[:]) {
 				fmt.Fprintf(b, "  %4d %-6s <not readable at DMA address %#x>%s\n", i, owner, s.CQBase+uint64(i)*sacc.CompletionSize, mk)
 				continue
 			}
@@ -328,10 +316,10 @@ func infoRings(b *bytes.Buffer, m *machine.Machine) {
 			if c.Phase == s.Phase {
 				lap = "yes"
 			}
-			fmt.Fprintf(b, "  %4d %-6s 0x%08x 0x%08x 0x%x %-19s %d     %-8s%s\n",
+			row(b, "  %4d %-6s 0x%08x 0x%08x 0x%04x %-26s %d     %-8s%s",
 				i, owner, c.ReqID, c.ResultLen, uint16(c.Status), c.Status, c.Phase, lap, mk)
 		}
-		fmt.Fprintf(b, "  (a completion is new to the driver when its phase equals the driver's expected phase,\n" +
+		fmt.Fprintf(b, "  (a completion is new to the driver when its phase equals the driver's expected phase,\n"+
 			"   which only the driver knows; this-lap marks entries carrying the device's current phase)\n")
 	}
 }

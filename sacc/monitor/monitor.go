@@ -184,7 +184,7 @@ func (mo *Monitor) Exec(line string) (quit bool) {
 	return false
 }
 
-// Run runs a parsed command (Exec without the parsing).
+// run runs a parsed command (Exec without the parsing).
 func (mo *Monitor) run(c Command) error {
 	switch c.Name {
 	case "":
