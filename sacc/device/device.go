@@ -40,6 +40,13 @@ const (
 	opLateWrite
 )
 
+// lateWrite is part of a completion entry still on its way to memory.
+type lateWrite struct {
+	phys     uint64
+	data     [sacc.CompletionSize]byte
+	from, to int
+}
+
 // segment is a piece of a DMA range that is contiguous in physical memory.
 type segment struct {
 	iova, phys, n uint64
@@ -80,9 +87,9 @@ type Device struct {
 	bounce   []byte
 	descBuf  [sacc.DescriptorSize]byte
 
-	// A completion write that a quirk holds back: it lands one event later.
-	late     [sacc.CompletionSize]byte // the entry being posted
-	latePhys uint64
+	posting [sacc.CompletionSize]byte // the completion being posted
+	// Completion writes that a quirk holds back, in the order they will land.
+	late []lateWrite
 
 	// MSI-X (§9): the table and pending bits live in BAR1.
 	msixTable [sacc.MSIXTableSize]byte
@@ -384,7 +391,10 @@ func (d *Device) HandleEvent(ev sim.Event) {
 		d.deliverMSI(ev.A, uint32(ev.B))
 		return
 	case opLateWrite:
-		d.bus.RAM().Write(d.latePhys+uint64(ev.A), d.late[ev.A:ev.B])
+		// Every held-back write has the same delay, so they land in order.
+		w := d.late[0]
+		d.late = d.late[1:]
+		d.bus.RAM().Write(w.phys+uint64(w.from), w.data[w.from:w.to])
 		return
 	}
 	if ev.A != d.epoch {
@@ -620,7 +630,7 @@ func (d *Device) post() {
 	if d.result == sacc.StatusOK && d.desc.Opcode != sacc.OpNOP {
 		cpl.ResultLen = d.desc.Length
 	}
-	entry := d.late[:]
+	entry := d.posting[:]
 	cpl.Encode(entry)
 	ram := d.bus.RAM()
 	switch {
@@ -660,11 +670,11 @@ func (d *Device) post() {
 	d.sim.Schedule(0, d, opFetch, d.epoch, 0)
 }
 
-// writeLate lands bytes [from, to) of the encoded entry at phys after delay; only
-// quirks use it.
+// writeLate lands bytes [from, to) of the entry being posted at phys after delay;
+// only quirks use it.
 func (d *Device) writeLate(phys uint64, from, to int, delay sim.Time) {
-	d.latePhys = phys
-	d.sim.Schedule(max(delay, 1), d, opLateWrite, uint64(from), uint64(to))
+	d.late = append(d.late, lateWrite{phys: phys, data: d.posting, from: from, to: to})
+	d.sim.Schedule(max(delay, 1), d, opLateWrite, 0, 0)
 }
 
 // ---------------------------------------------------------------------------
