@@ -28,7 +28,7 @@ type env struct {
 var errUsage = errors.New("usage")
 
 func commands() []command {
-	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), costsCommand(), quirksCommand(), versionCommand()}
+	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), serveCommand(), costsCommand(), quirksCommand(), versionCommand()}
 }
 
 const version = "0.1.0"

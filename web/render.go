@@ -1,0 +1,390 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html"
+	"html/template"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/yuin/goldmark"
+	highlighting "github.com/yuin/goldmark-highlighting/v2"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/saccbook/saccbook/sacc/scenario"
+)
+
+// Chapter is one rendered chapter of the book.
+type Chapter struct {
+	Number int           // from the file name: "03-the-doorbell-page.md" is chapter 3
+	Slug   string        // the file name without ".md"; the page is /chapters/{Slug}
+	Title  string        // the text of the chapter's first-line "# Title" heading
+	File   string        // the file name in the chapters file system
+	HTML   template.HTML // the body, without the title heading
+	// Widgets are the chapter's live widgets, in page order.
+	Widgets []Widget
+}
+
+// NumberLabel is the chapter number as the book prints it: "00", "01", …
+func (c *Chapter) NumberLabel() string { return fmt.Sprintf("%02d", c.Number) }
+
+// chromaStyle is the highlighting palette written to /static/chroma.css.
+const chromaStyle = "github"
+
+// chromaFormatOptions are shared by the Markdown renderer and the CSS writer, so
+// the class names in the pages and in the style sheet agree. Classes, not inline
+// styles: the Content-Security-Policy allows style sheets from 'self' only.
+func chromaFormatOptions() []chromahtml.Option {
+	return []chromahtml.Option{chromahtml.WithClasses(true)}
+}
+
+// chromaCSS is the style sheet for highlighted code blocks.
+func chromaCSS() ([]byte, error) {
+	var b bytes.Buffer
+	style := styles.Get(chromaStyle)
+	if err := chromahtml.New(chromaFormatOptions()...).WriteCSS(&b, style); err != nil {
+		return nil, fmt.Errorf("chroma.css: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// ReadChapters reads every "NN-words.md" at the top of fsys and renders it, in
+// chapter-number order. Any problem in any chapter is an error naming the file
+// (and the line, for a bad widget), so a broken book never starts serving.
+func ReadChapters(fsys fs.FS) ([]*Chapter, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, fmt.Errorf("chapters: %w", err)
+	}
+	if len(names) == 0 {
+		return nil, errors.New("chapters: no *.md files")
+	}
+	var chapters []*Chapter
+	var errs []error
+	for _, name := range names {
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		c, err := renderChapter(name, src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		chapters = append(chapters, c)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(chapters, func(a, b *Chapter) int { return a.Number - b.Number })
+	for i := 1; i < len(chapters); i++ {
+		if chapters[i].Number == chapters[i-1].Number {
+			return nil, fmt.Errorf("%s and %s: both are chapter %d", chapters[i-1].File, chapters[i].File, chapters[i].Number)
+		}
+	}
+	return chapters, nil
+}
+
+// parseChapterName splits "04-dma.md" into 4 and "04-dma".
+func parseChapterName(name string) (int, string, error) {
+	slug, ok := strings.CutSuffix(path.Base(name), ".md")
+	digits, rest, dash := strings.Cut(slug, "-")
+	n, err := strconv.Atoi(digits)
+	if !ok || !dash || err != nil || n < 0 || rest == "" || strings.Trim(slug, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return 0, "", fmt.Errorf("%s: a chapter file is named NN-words-in-lower-case.md", name)
+	}
+	return n, slug, nil
+}
+
+// renderChapter renders one chapter's Markdown. The first line must be the
+// "# Title" heading; it becomes the page title and is left out of the body.
+func renderChapter(name string, src []byte) (*Chapter, error) {
+	n, slug, err := parseChapterName(name)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(src, []byte("# ")) {
+		return nil, fmt.Errorf("%s:1: a chapter starts with its title, \"# Title\"", name)
+	}
+	widgets := &widgetTransformer{file: name}
+	md := newMarkdown(widgets)
+	doc := md.Parser().Parse(text.NewReader(src))
+	if err := errors.Join(widgets.errs...); err != nil {
+		return nil, err
+	}
+	h, ok := doc.FirstChild().(*ast.Heading)
+	if !ok || h.Level != 1 {
+		return nil, fmt.Errorf("%s:1: a chapter starts with its title, \"# Title\"", name)
+	}
+	title := strings.TrimSpace(plainText(h, src))
+	if title == "" {
+		return nil, fmt.Errorf("%s:1: the title heading is empty", name)
+	}
+	doc.RemoveChild(doc, h)
+	var body bytes.Buffer
+	if err := md.Renderer().Render(&body, src, doc); err != nil {
+		return nil, fmt.Errorf("%s: render: %w", name, err)
+	}
+	return &Chapter{
+		Number:  n,
+		Slug:    slug,
+		Title:   title,
+		File:    name,
+		HTML:    template.HTML(body.String()), // goldmark output with raw HTML off
+		Widgets: widgets.found,
+	}, nil
+}
+
+// newMarkdown is the book's Markdown dialect. Raw HTML stays off (no
+// html.WithUnsafe): a chapter cannot put a script or a style on the page, and
+// live widgets come only from sacc-run blocks.
+func newMarkdown(widgets *widgetTransformer) goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(
+			extension.GFM,
+			extension.Footnote,
+			highlighting.NewHighlighting(
+				highlighting.WithStyle(chromaStyle),
+				highlighting.WithFormatOptions(chromaFormatOptions()...),
+			),
+		),
+		goldmark.WithParserOptions(
+			parser.WithAutoHeadingID(),
+			parser.WithASTTransformers(util.Prioritized(widgets, 100)),
+		),
+		goldmark.WithRendererOptions(
+			renderer.WithNodeRenderers(util.Prioritized(widgetRenderer{}, 100)),
+		),
+	)
+}
+
+// plainText is the text of a node's inline content, markup dropped.
+func plainText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch t := c.(type) {
+		case *ast.Text:
+			b.Write(t.Value(src))
+			if t.SoftLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			b.Write(t.Value)
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
+}
+
+// Widget is a live widget: what a ```sacc-run block asks for.
+//
+//	```sacc-run scenario=driver options=cpu=arm64,irq=on views=ring,garage seq=0
+//	```
+//
+// scenario (required) names a scenario of package sacc/scenario; options are
+// its settings, as for `saccbook run --set`; views chooses the pictures (empty:
+// the widget's own choice); seq is the event position the widget opens at (0,
+// the default, is before the first event).
+type Widget struct {
+	Scenario string
+	Options  string
+	Views    string
+	Seq      int
+}
+
+// widgetNode is a Widget in the Markdown syntax tree.
+type widgetNode struct {
+	ast.BaseBlock
+	Widget
+}
+
+// kindWidget is the syntax-tree node kind of a live widget.
+var kindWidget = ast.NewNodeKind("SaccWidget")
+
+// Kind implements ast.Node.
+func (n *widgetNode) Kind() ast.NodeKind { return kindWidget }
+
+// Dump implements ast.Node.
+func (n *widgetNode) Dump(source []byte, level int) {
+	ast.DumpHelper(n, source, level, map[string]string{
+		"Scenario": n.Scenario, "Options": n.Options, "Views": n.Views, "Seq": strconv.Itoa(n.Seq),
+	}, nil)
+}
+
+// widgetInfo is the first word of a fenced block's info string that makes the
+// block a live widget.
+const widgetInfo = "sacc-run"
+
+// widgetViews are the pictures a widget can show (ARCHITECTURE.md, "The web side").
+var widgetViews = []string{"ring", "garage", "registers", "memory", "trace", "source"}
+
+// widgetTransformer replaces ```sacc-run fenced blocks with Widget nodes and
+// collects every malformed one as an error naming the file and line.
+type widgetTransformer struct {
+	file  string
+	errs  []error
+	found []Widget
+}
+
+// Transform implements parser.ASTTransformer.
+func (t *widgetTransformer) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
+	src := reader.Source()
+	var blocks []*ast.FencedCodeBlock
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if fb, ok := n.(*ast.FencedCodeBlock); ok && entering && fb.Info != nil {
+			if f := strings.Fields(string(fb.Info.Value(src))); len(f) > 0 && strings.HasPrefix(f[0], widgetInfo) {
+				blocks = append(blocks, fb)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, fb := range blocks {
+		w, err := parseWidget(string(fb.Info.Value(src)))
+		if err == nil && strings.TrimSpace(string(fb.Lines().Value(src))) != "" {
+			err = errors.New("a sacc-run block has no body: everything goes on the ``` line")
+		}
+		if err != nil {
+			t.errs = append(t.errs, fmt.Errorf("%s:%d: %w", t.file, lineOf(src, fb), err))
+			continue
+		}
+		t.found = append(t.found, *w)
+		fb.Parent().ReplaceChild(fb.Parent(), fb, &widgetNode{Widget: *w})
+	}
+}
+
+// lineOf is the 1-based line of a fenced block's opening fence.
+func lineOf(src []byte, fb *ast.FencedCodeBlock) int {
+	pos := fb.Pos()
+	if pos < 0 || pos > len(src) {
+		pos = fb.Info.Segment.Start
+	}
+	return 1 + bytes.Count(src[:pos], []byte("\n"))
+}
+
+// parseWidget reads a sacc-run info string. Every problem is an error: unknown
+// key, repeated key, unknown scenario, option or view.
+func parseWidget(info string) (*Widget, error) {
+	fields := strings.Fields(info)
+	if len(fields) == 0 || fields[0] != widgetInfo {
+		return nil, fmt.Errorf("a widget block starts with %q, not %q", widgetInfo, info)
+	}
+	w := &Widget{}
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || v == "" {
+			return nil, fmt.Errorf("sacc-run: %q: want key=value", f)
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("sacc-run: %s given twice", k)
+		}
+		seen[k] = true
+		switch k {
+		case "scenario":
+			w.Scenario = v
+		case "options":
+			w.Options = v
+		case "views":
+			w.Views = v
+		case "seq":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("sacc-run: seq=%s: want an event position, 0 or more", v)
+			}
+			w.Seq = n
+		default:
+			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, seq)", k)
+		}
+	}
+	if w.Scenario == "" {
+		return nil, fmt.Errorf("sacc-run: scenario=NAME is required (have: %s)", strings.Join(scenario.Names(), ", "))
+	}
+	s, ok := scenario.Find(w.Scenario)
+	if !ok {
+		return nil, fmt.Errorf("sacc-run: no scenario %q (have: %s)", w.Scenario, strings.Join(scenario.Names(), ", "))
+	}
+	if err := checkOptions(s, w.Options); err != nil {
+		return nil, fmt.Errorf("sacc-run: scenario %s: %w", s.Name, err)
+	}
+	for _, v := range strings.Split(w.Views, ",") {
+		if w.Views != "" && !slices.Contains(widgetViews, v) {
+			return nil, fmt.Errorf("sacc-run: unknown view %q (have: %s)", v, strings.Join(widgetViews, ", "))
+		}
+	}
+	return w, nil
+}
+
+// checkOptions checks widget options against what the scenario documents it
+// reads ("cpu=x86|arm64, irq=on|off"): the name must be documented, and where
+// the documentation lists alternatives the value must be one of them.
+func checkOptions(s scenario.Scenario, options string) error {
+	opts, err := scenario.ParseOptions(options)
+	if err != nil {
+		return err
+	}
+	known := map[string][]string{}
+	for _, doc := range strings.Split(s.Options, ",") {
+		if name, values, ok := strings.Cut(strings.TrimSpace(doc), "="); ok {
+			known[name] = strings.Split(values, "|")
+		}
+	}
+	names := make([]string, 0, len(opts))
+	for name := range opts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		allowed, ok := known[name]
+		switch {
+		case !ok && s.Options == "":
+			return fmt.Errorf("option %q: this scenario takes no options", name)
+		case !ok:
+			return fmt.Errorf("option %q: not one of %s", name, s.Options)
+		case len(allowed) > 1 && !slices.Contains(allowed, opts[name]):
+			return fmt.Errorf("option %s=%s: want one of %s", name, opts[name], strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// widgetRenderer writes a Widget as the element saccbook.js brings to life,
+// with a way to run the same thing in a terminal for readers without
+// JavaScript.
+type widgetRenderer struct{}
+
+// RegisterFuncs implements renderer.NodeRenderer.
+func (widgetRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(kindWidget, renderWidget)
+}
+
+func renderWidget(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	wd := n.(*widgetNode)
+	cmd := "saccbook run " + wd.Scenario
+	if wd.Options != "" {
+		cmd += " --set " + wd.Options
+	}
+	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d">`,
+		html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq)
+	fmt.Fprintf(w, `<noscript>This live widget needs JavaScript; run it in a terminal with <code>%s</code></noscript></div>`+"\n",
+		html.EscapeString(cmd))
+	return ast.WalkSkipChildren, nil
+}

@@ -1,0 +1,216 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/saccbook/saccbook/chapters"
+)
+
+func TestWidgetBlocks(t *testing.T) {
+	// The block is on line 5 of every chapter, so errors must say ":5:".
+	const before = "# Widgets\n\nText.\n\n"
+	for _, tc := range []struct {
+		name string
+		info string
+		body string
+		want string // the widget element; "" when an error is expected
+		err  string
+	}{
+		{name: "everything", info: "sacc-run scenario=driver options=cpu=arm64,irq=on views=ring,garage",
+			want: `<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run driver --set cpu=arm64,irq=on</code></noscript></div>`},
+		{name: "scenario only", info: "sacc-run scenario=job",
+			want: `<div class="sacc-widget" data-scenario="job" data-options="" data-views="" data-seq="0"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run job</code></noscript></div>`},
+		{name: "start position", info: "sacc-run   scenario=mixed\tseq=42",
+			want: `data-scenario="mixed" data-options="" data-views="" data-seq="42"`},
+		{name: "every view", info: "sacc-run scenario=bypass views=ring,garage,registers,memory,trace,source options=cpu=x86",
+			want: `data-views="ring,garage,registers,memory,trace,source"`},
+		{name: "unknown key", info: "sacc-run scenario=job view=ring", err: `unknown key "view"`},
+		{name: "no scenario", info: "sacc-run views=ring", err: "scenario=NAME is required"},
+		{name: "unknown scenario", info: "sacc-run scenario=nosuch", err: `no scenario "nosuch"`},
+		{name: "empty value", info: "sacc-run scenario=", err: `"scenario=": want key=value`},
+		{name: "not key=value", info: "sacc-run job", err: `"job": want key=value`},
+		{name: "repeated key", info: "sacc-run scenario=job scenario=driver", err: "scenario given twice"},
+		{name: "malformed options", info: "sacc-run scenario=driver options=cpu", err: `option "cpu": want name=value`},
+		{name: "unknown option", info: "sacc-run scenario=driver options=gpu=on", err: `option "gpu": not one of`},
+		{name: "bad option value", info: "sacc-run scenario=driver options=cpu=sparc", err: "cpu=sparc: want one of x86, arm64"},
+		{name: "options for a scenario without", info: "sacc-run scenario=job options=cpu=x86", err: "takes no options"},
+		{name: "unknown view", info: "sacc-run scenario=job views=ring,hologram", err: `unknown view "hologram"`},
+		{name: "negative seq", info: "sacc-run scenario=job seq=-1", err: "seq=-1"},
+		{name: "body", info: "sacc-run scenario=job", body: "views=ring\n", err: "has no body"},
+		{name: "misspelt kind", info: "sacc-runner scenario=job", err: `starts with "sacc-run"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := before + "```" + tc.info + "\n" + tc.body + "```\n\nAfter.\n"
+			c, err := renderChapter("07-widgets.md", []byte(src))
+			if tc.err != "" {
+				if err == nil {
+					t.Fatalf("no error; rendered %s", c.HTML)
+				}
+				if !strings.Contains(err.Error(), "07-widgets.md:5: ") || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %q: want the file and line (07-widgets.md:5:) and %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(c.HTML), tc.want) {
+				t.Errorf("rendered\n%s\nwant it to contain\n%s", c.HTML, tc.want)
+			}
+			if strings.Contains(string(c.HTML), "sacc-run") || strings.Contains(string(c.HTML), "<pre") {
+				t.Errorf("the block was also rendered as code:\n%s", c.HTML)
+			}
+			if len(c.Widgets) != 1 || c.Widgets[0].Scenario == "" {
+				t.Errorf("Widgets = %+v, want the one widget", c.Widgets)
+			}
+		})
+	}
+}
+
+func TestEveryBadWidgetIsReported(t *testing.T) {
+	src := "# Two bad\n\n```sacc-run scenario=nosuch\n```\n\ntext\n\n```sacc-run scenario=job colour=red\n```\n"
+	_, err := renderChapter("03-two.md", []byte(src))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`03-two.md:3: sacc-run: no scenario "nosuch"`, `03-two.md:8: sacc-run: unknown key "colour"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestWidgetAttributesAreEscaped(t *testing.T) {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	n := &widgetNode{Widget: Widget{Scenario: `a"b`, Options: `x=<script>&'`, Views: `"><img src=x>`, Seq: 3}}
+	if _, err := renderWidget(w, nil, n, true); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Flush()
+	got := b.String()
+	for _, bad := range []string{`a"b`, "<script>", `"><img`} {
+		if strings.Contains(got, bad) {
+			t.Errorf("unescaped %q in %s", bad, got)
+		}
+	}
+	for _, want := range []string{`data-scenario="a&#34;b"`, `data-options="x=&lt;script&gt;&amp;&#39;"`, `data-views="&#34;&gt;&lt;img src=x&gt;"`, `data-seq="3"`,
+		`<code>saccbook run a&#34;b --set x=&lt;script&gt;&amp;&#39;</code>`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rendered %s\nwant %s", got, want)
+		}
+	}
+}
+
+func TestMarkdownFeatures(t *testing.T) {
+	chs, err := ReadChapters(testBook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(chs[0].HTML)
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"table", "<table>"},
+		{"table cell", "<td>SQ_TAIL</td>"},
+		{"strikethrough", "<del>struck</del>"},
+		{"footnote reference", `<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`},
+		{"footnote text", `<li id="fn:1">`},
+		{"highlighted code", `<pre class="chroma"><code>`},
+		{"chroma keyword class", `<span class="kd">func</span>`},
+		{"chroma string class", `<span class="s">&#34;hi&#34;</span>`},
+		{"raw HTML block omitted", "<!-- raw HTML omitted -->"},
+	} {
+		if !strings.Contains(html, tc.want) {
+			t.Errorf("%s: rendered chapter lacks %q:\n%s", tc.name, tc.want, html)
+		}
+	}
+	for _, bad := range []string{"<script", `alert("raw")`, `<div class="raw">`, "<span>tag</span>", "javascript:", "style=", "# Start"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("rendered chapter contains %q:\n%s", bad, html)
+		}
+	}
+	if got := string(chs[1].HTML); !strings.Contains(got, `<h2 id="a-section">A section</h2>`) {
+		t.Errorf("no heading ID in %s", got)
+	}
+}
+
+func TestChapterOrderAndTitles(t *testing.T) {
+	chs, err := ReadChapters(testBook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range chs {
+		got = append(got, c.NumberLabel()+" "+c.Slug+" "+c.Title)
+	}
+	want := []string{"00 00-start-here Start here", "02 2-the-middle The middle", "10 10-the-end The end"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("chapters %q, want %q", got, want)
+	}
+	if n := len(chs[0].Widgets); n != 1 {
+		t.Errorf("chapter 0 has %d widgets, want 1", n)
+	}
+	if w := chs[1].Widgets; len(w) != 1 || w[0] != (Widget{Scenario: "job", Seq: 12}) {
+		t.Errorf("chapter 2 widgets %+v", w)
+	}
+}
+
+func TestBadBooks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files fstest.MapFS
+		err   string
+	}{
+		{"empty", fstest.MapFS{}, "no *.md files"},
+		{"no number", fstest.MapFS{"intro.md": {Data: []byte("# Intro\n")}}, "intro.md: a chapter file is named NN-words-in-lower-case.md"},
+		{"capitals", fstest.MapFS{"01-Intro.md": {Data: []byte("# Intro\n")}}, "01-Intro.md: a chapter file is named"},
+		{"no title", fstest.MapFS{"01-intro.md": {Data: []byte("Intro\n")}}, `01-intro.md:1: a chapter starts with its title`},
+		{"title later", fstest.MapFS{"01-intro.md": {Data: []byte("\n# Intro\n")}}, `01-intro.md:1: a chapter starts with its title`},
+		{"level-2 title", fstest.MapFS{"01-intro.md": {Data: []byte("## Intro\n")}}, `01-intro.md:1: a chapter starts with its title`},
+		{"same number", fstest.MapFS{"01-a.md": {Data: []byte("# A\n")}, "1-b.md": {Data: []byte("# B\n")}}, "both are chapter 1"},
+		{"bad widget", fstest.MapFS{"01-a.md": {Data: []byte("# A\n\n```sacc-run scenario=nosuch\n```\n")}}, `01-a.md:3: sacc-run: no scenario "nosuch"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadChapters(tc.files)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+			_, err = NewHandler(Config{Chapters: tc.files, Static: testStatic(), Live: &fakeLive{}})
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("NewHandler error %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestTheBook renders every chapter of the real book, so that the book cannot
+// rot: a widget naming a scenario that was renamed, an option that was
+// dropped, a chapter without a title all fail here.
+func TestTheBook(t *testing.T) {
+	chs, err := ReadChapters(chapters.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) == 0 || chs[0].Number != 0 || chs[0].Title != "The journey of one job" {
+		t.Fatalf("the book starts with %+v", chs[0])
+	}
+	for i, c := range chs {
+		if c.Number != i {
+			t.Errorf("%s is chapter %d, want %d: chapters are numbered without gaps", c.File, c.Number, i)
+		}
+		if len(c.Widgets) == 0 {
+			t.Errorf("%s has no live widget (a ```sacc-run block)", c.File)
+		}
+		html := string(c.HTML)
+		for _, bad := range []string{"://", "raw HTML omitted", "style="} {
+			if strings.Contains(html, bad) {
+				t.Errorf("%s contains %q: the book has no external links, raw HTML or inline styles", c.File, bad)
+			}
+		}
+	}
+}

@@ -1,0 +1,310 @@
+// Package web is the HTTP side of `saccbook serve`: the book's chapters,
+// rendered from Markdown once at start-up, their static assets, and the
+// websocket routes of the live widgets, which it mounts but does not implement
+// (package web/live does; see docs/PROTOCOL.md).
+//
+// Everything the server shows comes in through Config as fs.FS values, so tests
+// hand it an fstest.MapFS and cmd/saccbook hands it the embedded book.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net/http"
+	"path"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// LiveRoutes serves the live widgets' websockets (docs/PROTOCOL.md); package
+// web/live implements it. The handlers own the connection once upgraded: they
+// get no request timeout and no body limit, and r.Context() ends when the
+// server shuts down.
+type LiveRoutes interface {
+	// ServeSession answers GET /ws/session: one machine for this socket.
+	ServeSession(w http.ResponseWriter, r *http.Request)
+	// ServeShared answers GET /ws/shared/{name}: the shared stream name.
+	ServeShared(w http.ResponseWriter, r *http.Request, name string)
+}
+
+// Config is what the handler serves.
+type Config struct {
+	// Chapters holds the book: "NN-words.md" files at its top (package chapters).
+	Chapters fs.FS
+	// Static holds the browser assets served under /static/ (package static);
+	// it must have saccbook.css and saccbook.js. chroma.css is generated.
+	Static fs.FS
+	// Live serves /ws/session and /ws/shared/{name}.
+	Live LiveRoutes
+	// AllowedHosts are the Host names the server answers to: "name" (any port)
+	// or "name:port"; IPv6 in brackets. Empty means DefaultAllowedHosts.
+	AllowedHosts []string
+	// Logger receives refusals and panics; nil discards them.
+	Logger *slog.Logger
+	// RequestTimeout bounds every ordinary (non-websocket) request; 0 means 10 s.
+	RequestTimeout time.Duration
+}
+
+// NewHandler renders the book and returns the server's handler. Every chapter
+// is rendered here, once; a chapter that does not render (a bad widget, a
+// missing title) is an error naming the file and line.
+func NewHandler(cfg Config) (http.Handler, error) {
+	switch {
+	case cfg.Chapters == nil:
+		return nil, errors.New("web: Config.Chapters is nil")
+	case cfg.Static == nil:
+		return nil, errors.New("web: Config.Static is nil")
+	case cfg.Live == nil:
+		return nil, errors.New("web: Config.Live is nil")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	timeout := cfg.RequestTimeout
+	if timeout <= 0 {
+		timeout = defaultRequestTimeout
+	}
+	hosts, err := newHostMatcher(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	chapters, err := ReadChapters(cfg.Chapters)
+	if err != nil {
+		return nil, err
+	}
+	assets, err := loadAssets(cfg.Static)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := renderPages(chapters, assets)
+	if err != nil {
+		return nil, err
+	}
+
+	r := chi.NewRouter()
+	// GetHead must run before routing, so it is here and not in the group.
+	r.Use(recoverPanics(log), securityHeaders, hostAllowlist(hosts, log), middleware.GetHead)
+	r.NotFound(pages.serveNotFound)
+	r.Group(func(r chi.Router) {
+		r.Use(ordinaryLimits(timeout))
+		r.Get("/", pages.serveTOC)
+		r.Get("/chapters/{slug}", func(w http.ResponseWriter, r *http.Request) {
+			pages.serveChapter(w, r, chi.URLParam(r, "slug"))
+		})
+		r.Get("/static/*", func(w http.ResponseWriter, r *http.Request) {
+			assets.serve(w, r, chi.URLParam(r, "*"))
+		})
+		r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			_, _ = w.Write([]byte("ok\n"))
+		})
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(sameOriginWebsocket(hosts, log))
+		r.Get("/ws/session", cfg.Live.ServeSession)
+		r.Get("/ws/shared/{name}", func(w http.ResponseWriter, r *http.Request) {
+			cfg.Live.ServeShared(w, r, chi.URLParam(r, "name"))
+		})
+	})
+	return r, nil
+}
+
+// NewServer is an http.Server for h with timeouts that suit the book: slow or
+// idle clients are cut off, but there is no WriteTimeout or ReadTimeout, which
+// would end every websocket session after that long. Ordinary requests have
+// their own deadline inside the handler.
+func NewServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// templateFS holds the page templates: layout.html and one file per kind of page.
+//
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// asset is one file served under /static/, held in memory.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+// assetSet is every static file, and a version that changes when any does:
+// pages ask for /static/NAME?v=VERSION so that the long cache lifetime never
+// serves a stale asset after an upgrade.
+type assetSet struct {
+	files   map[string]asset
+	version string
+}
+
+// requiredAssets are the files every page links to.
+var requiredAssets = []string{"saccbook.css", "saccbook.js", "chroma.css"}
+
+func loadAssets(static fs.FS) (*assetSet, error) {
+	set := &assetSet{files: map[string]asset{}}
+	all := sha256.New()
+	add := func(name string, body []byte) error {
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = http.DetectContentType(body)
+		}
+		sum := sha256.Sum256(body)
+		set.files[name] = asset{body: body, contentType: ctype, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		fmt.Fprintf(all, "%s %x\n", name, sum)
+		return nil
+	}
+	err := fs.WalkDir(static, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if name == "chroma.css" {
+			return errors.New("chroma.css is generated by package web; remove it from the static files")
+		}
+		body, err := fs.ReadFile(static, name)
+		if err != nil {
+			return err
+		}
+		return add(name, body)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("static: %w", err)
+	}
+	css, err := chromaCSS()
+	if err != nil {
+		return nil, err
+	}
+	_ = add("chroma.css", css)
+	for _, name := range requiredAssets {
+		if _, ok := set.files[name]; !ok {
+			return nil, fmt.Errorf("static: %s is missing", name)
+		}
+	}
+	set.version = hex.EncodeToString(all.Sum(nil)[:6])
+	return set, nil
+}
+
+// url is the versioned address of an asset.
+func (s *assetSet) url(name string) (string, error) {
+	if _, ok := s.files[name]; !ok {
+		return "", fmt.Errorf("no static file %q", name)
+	}
+	return "/static/" + name + "?v=" + s.version, nil
+}
+
+func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, name string) {
+	a, ok := s.files[name]
+	if !ok {
+		http.Error(w, "404 no such file", http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("ETag", a.etag)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+}
+
+// pageSet is every page of the site, rendered at start-up.
+type pageSet struct {
+	toc      []byte
+	notFound []byte
+	chapters map[string][]byte // by slug
+}
+
+// pageData is what the templates see.
+type pageData struct {
+	Title    string
+	Chapters []*Chapter
+	Current  *Chapter // nil except on a chapter page
+	Prev     *Chapter
+	Next     *Chapter
+	Sidebar  bool
+}
+
+func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
+	funcs := template.FuncMap{"asset": assets.url}
+	parse := func(page string) (*template.Template, error) {
+		return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
+	}
+	exec := func(t *template.Template, d pageData) ([]byte, error) {
+		var b bytes.Buffer
+		if err := t.ExecuteTemplate(&b, "layout", d); err != nil {
+			return nil, fmt.Errorf("web: render %q: %w", d.Title, err)
+		}
+		return b.Bytes(), nil
+	}
+	tocT, err := parse("toc.html")
+	if err != nil {
+		return nil, err
+	}
+	chapterT, err := parse("chapter.html")
+	if err != nil {
+		return nil, err
+	}
+	notFoundT, err := parse("notfound.html")
+	if err != nil {
+		return nil, err
+	}
+	ps := &pageSet{chapters: map[string][]byte{}}
+	if ps.toc, err = exec(tocT, pageData{Title: "Contents", Chapters: chapters}); err != nil {
+		return nil, err
+	}
+	if ps.notFound, err = exec(notFoundT, pageData{Title: "Not found", Chapters: chapters, Sidebar: true}); err != nil {
+		return nil, err
+	}
+	for i, c := range chapters {
+		d := pageData{Title: c.Title, Chapters: chapters, Current: c, Sidebar: true}
+		if i > 0 {
+			d.Prev = chapters[i-1]
+		}
+		if i+1 < len(chapters) {
+			d.Next = chapters[i+1]
+		}
+		if ps.chapters[c.Slug], err = exec(chapterT, d); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+func writePage(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func (p *pageSet) serveTOC(w http.ResponseWriter, _ *http.Request) {
+	writePage(w, http.StatusOK, p.toc)
+}
+
+func (p *pageSet) serveChapter(w http.ResponseWriter, r *http.Request, slug string) {
+	body, ok := p.chapters[slug]
+	if !ok {
+		p.serveNotFound(w, r)
+		return
+	}
+	writePage(w, http.StatusOK, body)
+}
+
+func (p *pageSet) serveNotFound(w http.ResponseWriter, _ *http.Request) {
+	writePage(w, http.StatusNotFound, p.notFound)
+}
