@@ -277,8 +277,8 @@ func (c *CPU) StoreBytes(addr uint64, b []byte) { c.storeBytes(addr, b) }
 // loadBytes copies RAM into b eight bytes at a time (memcpy from memory).
 func (c *CPU) loadBytes(addr uint64, b []byte) {
 	for len(b) > 0 {
-		n := min(len(b), 8-int(addr&7))
-		v := c.Load(addr, sizeFor(n))
+		n := sizeFor(min(len(b), 8-int(addr&7)))
+		v := c.Load(addr, n)
 		for i := range n {
 			b[i] = byte(v >> (8 * i))
 		}

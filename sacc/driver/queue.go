@@ -116,7 +116,11 @@ func (dev *Device) SubmitBatch(rs []*Request) (int, error) {
 func (dev *Device) Reap() int {
 	c := dev.k.CPU
 	n := 0
-	for {
+	// The budget: between two CQ_HEAD writes the device can post at most
+	// size − 1 entries (§7.3), so one pass never needs more than a ring's worth.
+	// A pass that gets that far is going round entries it has already consumed
+	// (no-phase-flip): stop instead of spinning for ever.
+	for n < int(dev.size) {
 		slot := dev.cqCPU + uint64(dev.cqHead)*sacc.CompletionSize
 		var reqID, resultLen uint32
 		var status uint16

@@ -43,6 +43,7 @@ type domain struct {
 	iova     pageAllocator     // over the IOVA space, not RAM
 	phys     map[uint64]uint64 // IOVA page → physical page, what is mapped now
 	lazy     []uint64          // IOVA pages unmapped but not yet invalidated
+	lazyIOVA []physRange       // their IOVA ranges, freed only once invalidated
 }
 
 const (
@@ -148,6 +149,10 @@ func (k *Kernel) FlushIOTLB() {
 	k.dom.lazy = k.dom.lazy[:0]
 	k.CPU.Writeq(sacc.IOMMUBase+sacc.IOMMURegInvalidate, sacc.InvalidateAll)
 	k.Stats.IOTLBFlushes++
+	for _, r := range k.dom.lazyIOVA {
+		k.dom.iova.release(r.base, r.size)
+	}
+	k.dom.lazyIOVA = k.dom.lazyIOVA[:0]
 }
 
 // IOMMUOn reports whether DMA addresses are IOVAs.
@@ -182,6 +187,14 @@ func (d *domain) unmapRange(iova, n uint64) {
 		pages = append(pages, iova-off+p)
 	}
 	d.k.CPU.WMB()
+	if d.k.cfg.LazyUnmap && !d.k.cfg.Quirks.Has(quirk.NoIOTLBInvalidate) {
+		// As Linux's flush queue does, the IOVA range is reused only after the
+		// flush: a new mapping there would hit the stale IOTLB entry and reach
+		// the old pages.
+		d.lazyIOVA = append(d.lazyIOVA, physRange{iova - off, span})
+		d.invalidate(pages)
+		return
+	}
 	d.invalidate(pages)
 	d.iova.release(iova-off, span)
 }

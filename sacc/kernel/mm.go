@@ -79,6 +79,11 @@ func (k *Kernel) AllocPages(n uint64) (uint64, error) {
 		return 0, err
 	}
 	k.M.RAM().Fill(p, pageRound(n), 0) // zeroing is not modelled as CPU work
+	if k.CPU.NonCoherent() {
+		// The zeroing went around the CPU cache: lines a previous owner left
+		// there would hide the zeros, or be written back over them later.
+		k.CPU.InvalidateRange(p, pageRound(n))
+	}
 	return p, nil
 }
 

@@ -211,6 +211,10 @@ func (p *Process) Alloc(n uint64) (uint64, error) {
 		for off := uint64(0); off < pageRound(n); off += sacc.PageSize {
 			ph, err := p.k.AllocPages(sacc.PageSize)
 			if err != nil {
+				for o := uint64(0); o < off; o += sacc.PageSize { // undo the pages taken so far
+					p.k.FreePages(p.pages[va+o].phys, sacc.PageSize)
+					delete(p.pages, va+o)
+				}
 				return 0, ENOMEM
 			}
 			// Take one page in between for someone else, so neighbours differ.
