@@ -1,0 +1,102 @@
+package live
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/runner"
+	"github.com/saccbook/saccbook/sacc/scenario"
+)
+
+// runConfig is what a hello (or a shared stream's spec) asks for: everything that
+// determines a run. It is immutable once built.
+type runConfig struct {
+	sc      scenario.Scenario
+	seed    uint64
+	options map[string]string // checked; never nil
+}
+
+const maxOptions = 32
+
+// newRunConfig checks a scenario name and its options.
+func newRunConfig(name string, seed uint64, opts map[string]string) (*runConfig, error) {
+	if name == "" {
+		return nil, fmt.Errorf("hello: scenario is required")
+	}
+	sc, ok := findScenario(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown scenario %q", name)
+	}
+	if err := checkOptions(sc, opts); err != nil {
+		return nil, err
+	}
+	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts)}
+	if cfg.options == nil {
+		cfg.options = map[string]string{}
+	}
+	return cfg, nil
+}
+
+// checkOptions checks options against the scenario's documentation of the ones it
+// reads ("cpu=x86|arm64, irq=on|off"): the names it lists, with one of the values
+// it lists. A scenario whose documentation is not in that form is left to check
+// its options itself.
+func checkOptions(sc scenario.Scenario, opts map[string]string) error {
+	if len(opts) == 0 {
+		return nil
+	}
+	if len(opts) > maxOptions {
+		return fmt.Errorf("too many options (%d)", len(opts))
+	}
+	known, err := scenario.ParseOptions(sc.Options)
+	if err != nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		v := opts[k]
+		alts, ok := known[k]
+		if !ok {
+			if len(known) == 0 {
+				return fmt.Errorf("option %q: scenario %s takes no options", k, sc.Name)
+			}
+			return fmt.Errorf("option %q: scenario %s takes %s", k, sc.Name, sc.Options)
+		}
+		if !slices.Contains(strings.Split(alts, "|"), v) {
+			return fmt.Errorf("option %s=%q: want %s", k, v, strings.ReplaceAll(alts, "|", " or "))
+		}
+	}
+	return nil
+}
+
+// env is a fresh scenario environment writing its narrative to log.
+func (c *runConfig) env(log io.Writer) *scenario.Env {
+	return &scenario.Env{Log: log, Options: maps.Clone(c.options)}
+}
+
+func (c *runConfig) newMachine() (*machine.Machine, error) {
+	return machine.New(machine.Config{Seed: c.seed})
+}
+
+// runner builds a held runner for the configuration, with the monitor's event
+// tap on every machine it builds (so monitor output is complete).
+func (c *runConfig) runner() (*runner.Runner, error) {
+	// The narrative is not kept: a step back re-runs the program and would tell
+	// the story again.
+	return runner.New(monitor.Factory(c.newMachine), func(m *machine.Machine) error {
+		return c.sc.Run(m, c.env(io.Discard))
+	})
+}
+
+// newID names a session.
+func newID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "s-" + hex.EncodeToString(b[:])
+}

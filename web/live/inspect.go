@@ -1,0 +1,129 @@
+package live
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/runner"
+)
+
+// An inspector answers a socket's inspect requests, one at a time, on its own
+// goroutine (a step back re-executes the run, which takes a while), with a runner
+// built on the first request after each hello.
+type inspector struct {
+	h    *Hub
+	c    *conn
+	reqs chan inspectReq
+	done chan struct{}
+
+	// Owned by the inspector's goroutine.
+	cfg   *runConfig
+	r     *runner.Runner
+	mon   *monitor.Monitor
+	out   bytes.Buffer
+	dirty bool // a command changed the machine (xp of a register): rebuild
+}
+
+type inspectReq struct {
+	cfg   *runConfig
+	reset bool // a new hello: drop the runner
+	id    json.RawMessage
+	seq   uint64
+	line  string
+}
+
+// inspectBacklog is how many requests may wait; beyond it the socket's reader
+// waits too (the client is only slowing itself).
+const inspectBacklog = 16
+
+func newInspector(h *Hub, c *conn) *inspector {
+	in := &inspector{h: h, c: c, reqs: make(chan inspectReq, inspectBacklog), done: make(chan struct{})}
+	h.goTracked(in.loop)
+	return in
+}
+
+// submit hands a request over (called by the socket's reader).
+func (in *inspector) submit(req inspectReq) {
+	select {
+	case in.reqs <- req:
+	case <-in.c.ctx.Done():
+	}
+}
+
+// stop ends the inspector and waits for it (called by the socket's reader).
+func (in *inspector) stop() {
+	close(in.reqs)
+	<-in.done
+}
+
+func (in *inspector) loop() {
+	defer close(in.done)
+	defer in.drop()
+	for req := range in.reqs {
+		if in.c.ctx.Err() != nil {
+			continue
+		}
+		in.handle(req)
+	}
+}
+
+// drop closes the runner.
+func (in *inspector) drop() {
+	if in.r != nil {
+		in.r.Close()
+	}
+	in.r, in.mon, in.dirty = nil, nil, false
+}
+
+func (in *inspector) handle(req inspectReq) {
+	defer func() {
+		if p := recover(); p != nil {
+			in.h.log.Error("live: inspection panicked", "panic", p, "stack", string(debug.Stack()))
+			if r := in.r; r != nil {
+				in.r = nil
+				func() {
+					defer func() { recover() }() // its state is unknown
+					r.Close()
+				}()
+			}
+			in.mon, in.dirty = nil, false
+			in.c.send(errorMessage(codeFailed, fmt.Sprintf("inspection failed: %v", p), req.id))
+		}
+	}()
+	if req.cfg != in.cfg {
+		in.drop()
+		in.cfg = req.cfg
+	}
+	if req.reset {
+		return
+	}
+	if in.r == nil || in.dirty {
+		in.drop()
+		r, err := in.cfg.runner()
+		if err != nil {
+			in.c.send(errorMessage(codeFailed, fmt.Sprintf("inspection: %v", err), req.id))
+			return
+		}
+		in.r, in.mon = r, monitor.New(r, &in.out)
+	}
+	st, err := in.r.RunTo(req.seq)
+	if err != nil {
+		in.drop()
+		in.c.send(errorMessage(codeFailed, fmt.Sprintf("inspection: %v", err), req.id))
+		return
+	}
+	in.out.Reset()
+	in.mon.Exec(req.line)
+	// A command that touched the machine (xp of a register is a real read, with
+	// its own events) has made this run differ from the one the page shows: the
+	// next request starts from a fresh one.
+	var now uint64
+	if err := in.r.Do(func(m *machine.Machine) { now = m.Tracer().Seq() }); err != nil || now != st.Seq {
+		in.dirty = true
+	}
+	in.c.send(encode(inspectMsg{Type: "inspect", V: protoVersion, ID: req.id, Seq: st.Seq, Output: in.out.String()}))
+}

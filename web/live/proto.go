@@ -1,0 +1,304 @@
+package live
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/saccbook/saccbook/sacc/trace"
+)
+
+// The protocol's constants (docs/PROTOCOL.md).
+const (
+	protoVersion = 1
+	maxBatch     = 512 // events per events message on a private session
+	sharedBatch  = 16  // events per events message on a shared stream
+
+	codeBadRequest  = "bad-request"
+	codeUnsupported = "unsupported-version"
+	codeFailed      = "session-failed"
+	codeTooSlow     = "too-slow"
+)
+
+// ---------------------------------------------------------------------------
+// Client messages
+
+// clientMsg is any client message, decoded field by field so that each mistake
+// gets its own message.
+type clientMsg struct {
+	Type     string
+	V        json.Number // hello: the protocol version
+	HasV     bool
+	Scenario string
+	Seed     uint64
+	HasSeed  bool
+	Options  map[string]string
+	ID       json.RawMessage // echoed in replies: a number or a string
+	Seq      uint64
+	HasSeq   bool
+	Line     string
+}
+
+// parseClient decodes one client message. On error, the message's id is still
+// returned when it could be read, so that the error can carry it.
+func parseClient(data []byte) (clientMsg, error) {
+	var m clientMsg
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return m, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if raw, ok := fields["id"]; ok && string(raw) != "null" {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || !(raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+			return m, fmt.Errorf("id: want a number or a string")
+		}
+		m.ID = raw
+	}
+	raw, ok := fields["type"]
+	if !ok {
+		return m, fmt.Errorf(`no "type"`)
+	}
+	if err := json.Unmarshal(raw, &m.Type); err != nil {
+		return m, fmt.Errorf("type: want a string")
+	}
+	field := func(name string, dst any, want string) (bool, error) {
+		raw, ok := fields[name]
+		if !ok || string(raw) == "null" {
+			return false, nil
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return false, fmt.Errorf("%s: want %s", name, want)
+		}
+		return true, nil
+	}
+	var err error
+	switch m.Type {
+	case "hello":
+		// The version first: a hello of another version may mean anything by
+		// its other fields.
+		if m.HasV, err = field("v", &m.V, "a number"); err != nil || !versionOK(m) {
+			m.HasV = false
+			return m, nil
+		}
+		if _, err = field("scenario", &m.Scenario, "a string"); err != nil {
+			return m, err
+		}
+		if m.HasSeed, err = field("seed", &m.Seed, "an unsigned integer"); err != nil {
+			return m, err
+		}
+		if _, err = field("options", &m.Options, "an object of strings"); err != nil {
+			return m, err
+		}
+	case "inspect":
+		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
+			return m, err
+		}
+		if !m.HasSeq {
+			return m, fmt.Errorf("inspect: seq is required")
+		}
+		if _, err = field("line", &m.Line, "a string"); err != nil {
+			return m, err
+		}
+	case "ping":
+	default:
+		return m, fmt.Errorf("unknown message type %q", m.Type)
+	}
+	return m, nil
+}
+
+// versionOK reports whether a hello's version is one this server speaks.
+func versionOK(m clientMsg) bool {
+	if !m.HasV {
+		return false
+	}
+	n, err := strconv.ParseInt(m.V.String(), 10, 64)
+	return err == nil && n == protoVersion
+}
+
+// ---------------------------------------------------------------------------
+// Server messages
+
+type welcomeMsg struct {
+	Type     string            `json:"type"`
+	V        int               `json:"v"`
+	Session  string            `json:"session"`
+	Scenario string            `json:"scenario"`
+	Seed     uint64            `json:"seed"`
+	Options  map[string]string `json:"options"`
+	Shared   bool              `json:"shared"`
+	Kinds    json.RawMessage   `json:"kinds"`
+}
+
+type endMsg struct {
+	Type  string   `json:"type"`
+	V     int      `json:"v"`
+	Seq   uint64   `json:"seq"`
+	T     uint64   `json:"t"`
+	Error string   `json:"error"`
+	Log   []string `json:"log"`
+}
+
+type inspectMsg struct {
+	Type   string          `json:"type"`
+	V      int             `json:"v"`
+	ID     json.RawMessage `json:"id,omitempty"`
+	Seq    uint64          `json:"seq"`
+	Output string          `json:"output"`
+}
+
+type pongMsg struct {
+	Type string          `json:"type"`
+	V    int             `json:"v"`
+	ID   json.RawMessage `json:"id,omitempty"`
+}
+
+type errorMsg struct {
+	Type    string          `json:"type"`
+	V       int             `json:"v"`
+	Code    string          `json:"code"`
+	Message string          `json:"message"`
+	ID      json.RawMessage `json:"id,omitempty"`
+}
+
+// encode marshals a server message (without HTML escaping: the client is a
+// script, not an HTML parser).
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("live: encoding %T: %v", v, err))
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func errorMessage(code, message string, id json.RawMessage) []byte {
+	return encode(errorMsg{Type: "error", V: protoVersion, Code: code, Message: message, ID: id})
+}
+
+func endMessage(seq, t uint64, err error, log []string) []byte {
+	m := endMsg{Type: "end", V: protoVersion, Seq: seq, T: t, Log: log}
+	if err != nil {
+		m.Error = err.Error()
+	}
+	if m.Log == nil {
+		m.Log = []string{}
+	}
+	return encode(m)
+}
+
+// logLines splits a scenario's narrative into lines.
+func logLines(b []byte) []string {
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, "\n")
+}
+
+// kindsJSON is the welcome's table of event kinds: side and argument names.
+var kindsJSON = sync.OnceValue(func() json.RawMessage {
+	type kindDesc struct {
+		Side string   `json:"side"`
+		Args []string `json:"args"`
+	}
+	table := map[string]kindDesc{}
+	for _, k := range trace.Kinds() {
+		info := k.Info()
+		d := kindDesc{Side: info.Side.String(), Args: []string{}}
+		for _, a := range info.Args {
+			d.Args = append(d.Args, a.Name)
+		}
+		table[info.Name] = d
+	}
+	return encode(table)
+})
+
+// ---------------------------------------------------------------------------
+// Events
+
+// appendEventsHeader starts an events message; the batch's events follow,
+// separated by commas, and closeEvents ends it.
+func appendEventsHeader(b []byte, from uint64) []byte {
+	b = append(b, `{"type":"events","v":1,"from":`...)
+	b = strconv.AppendUint(b, from, 10)
+	return append(b, `,"events":[`...)
+}
+
+func closeEvents(b []byte) []byte { return append(b, "]}"...) }
+
+// appendEvent appends one event as the protocol's JSON object: trace's own JSON
+// form, plus "src" for an event whose causing source line is known.
+func appendEvent(b []byte, ev *trace.Event) []byte {
+	b = ev.AppendJSON(b)
+	if ev.PC != 0 {
+		if src := srcJSON(ev.PC); src != "" {
+			b = b[:len(b)-1] // the closing brace
+			b = append(b, `,"src":`...)
+			b = append(b, src...)
+			b = append(b, '}')
+		}
+	}
+	return b
+}
+
+// srcCache maps a program counter to its source line, already quoted as JSON.
+var srcCache sync.Map // uintptr → string
+
+func srcJSON(pc uintptr) string {
+	if v, ok := srcCache.Load(pc); ok {
+		return v.(string)
+	}
+	s := ""
+	if file, line := srcLine(pc); file != "" {
+		s = string(encode(fmt.Sprintf("%s:%d", file, line)))
+	}
+	srcCache.Store(pc, s)
+	return s
+}
+
+// srcLine resolves a CPU-side event's program counter (a return address, as
+// runtime.Callers gives it) to a file relative to the module root and a line.
+func srcLine(pc uintptr) (string, int) {
+	frame, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	file, line := frame.File, frame.Line
+	if file == "" {
+		fn := runtime.FuncForPC(pc - 1)
+		if fn == nil {
+			return "", 0
+		}
+		file, line = fn.FileLine(pc - 1)
+	}
+	return relSource(file), line
+}
+
+// moduleRoot is the module's directory as the runtime names files ("/src/saccbook/"
+// or, built with -trimpath, "github.com/saccbook/saccbook/"), found from this
+// file's own name.
+var moduleRoot = func() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	dir := path.Dir(file)
+	if !strings.HasSuffix(dir, "/web/live") {
+		return ""
+	}
+	return strings.TrimSuffix(dir, "web/live")
+}()
+
+// relSource trims a source file name to the module root: "sacc/kernel/pci.go".
+func relSource(file string) string {
+	if moduleRoot != "" && strings.HasPrefix(file, moduleRoot) {
+		return file[len(moduleRoot):]
+	}
+	if i := strings.LastIndex(file, "/sacc/"); i >= 0 {
+		return file[i+1:]
+	}
+	return path.Base(file)
+}

@@ -1,0 +1,275 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/coder/websocket"
+	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/trace"
+)
+
+// socket is one websocket's session state. Its fields belong to the handler
+// goroutine (the reader).
+type socket struct {
+	h      *Hub
+	c      *conn
+	stream *stream    // nil on a private session
+	cfg    *runConfig // what the last accepted hello asked for; nil before one
+	joined bool       // shared: the viewer is in the stream
+	run    *privateRun
+	insp   *inspector
+}
+
+// readLoop reads client messages until the connection ends.
+func (s *socket) readLoop() {
+	for {
+		typ, data, err := s.c.ws.Read(s.c.ctx)
+		if err != nil {
+			if st := websocket.CloseStatus(err); st == -1 && !errors.Is(err, context.Canceled) {
+				s.h.log.Debug("live: read ended", "err", err)
+			}
+			return
+		}
+		if s.c.stopping() {
+			continue // closing: the peer's last words are not answered
+		}
+		if typ != websocket.MessageText {
+			s.c.send(errorMessage(codeBadRequest, "binary message: the protocol is JSON text messages only", nil))
+			continue
+		}
+		s.handle(data)
+	}
+}
+
+// handle answers one client message. A panic is answered with session-failed and
+// the socket goes on.
+func (s *socket) handle(data []byte) {
+	var m clientMsg
+	defer func() {
+		if p := recover(); p != nil {
+			s.h.log.Error("live: panic handling a message", "panic", p, "stack", string(debug.Stack()))
+			s.c.send(errorMessage(codeFailed, fmt.Sprintf("internal error: %v", p), m.ID))
+		}
+	}()
+	m, err := parseClient(data)
+	if err != nil {
+		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
+		return
+	}
+	switch m.Type {
+	case "hello":
+		s.hello(m)
+	case "inspect":
+		s.inspect(m)
+	case "ping":
+		s.c.send(encode(pongMsg{Type: "pong", V: protoVersion, ID: m.ID}))
+	}
+}
+
+func (s *socket) hello(m clientMsg) {
+	if !versionOK(m) {
+		s.c.shutdown(websocket.StatusPolicyViolation, codeUnsupported,
+			errorMessage(codeUnsupported, fmt.Sprintf("this server speaks protocol version %d", protoVersion), m.ID))
+		return
+	}
+	if s.stream != nil {
+		s.joinShared()
+		return
+	}
+	seed := uint64(1)
+	if m.HasSeed {
+		seed = m.Seed
+	}
+	cfg, err := newRunConfig(m.Scenario, seed, m.Options)
+	if err != nil {
+		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
+		return
+	}
+	// The old machine goes: its run stops (what it already queued is sent before
+	// the new welcome), and its runner closes.
+	s.stopRun()
+	s.cfg = cfg
+	if s.insp != nil {
+		s.insp.submit(inspectReq{cfg: cfg, reset: true})
+	}
+	s.c.send(encode(welcomeMsg{
+		Type: "welcome", V: protoVersion, Session: newID(),
+		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options,
+		Shared: false, Kinds: kindsJSON(),
+	}))
+	s.startRun(cfg)
+}
+
+func (s *socket) joinShared() {
+	st := s.stream
+	if s.joined {
+		st.leave(s.c) // a second hello resynchronises
+	}
+	s.cfg = st.cfg
+	s.c.send(encode(welcomeMsg{
+		Type: "welcome", V: protoVersion, Session: st.id,
+		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options,
+		Shared: true, Kinds: kindsJSON(),
+	}))
+	st.join(s.c)
+	s.joined = true
+}
+
+// The monitor commands that are the browser's own controls.
+var refused = map[string]bool{"step": true, "back": true, "cont": true, "quit": true}
+
+func (s *socket) inspect(m clientMsg) {
+	if s.cfg == nil {
+		s.c.send(errorMessage(codeBadRequest, "inspect before hello", m.ID))
+		return
+	}
+	if c, err := monitor.Parse(m.Line); err == nil && refused[c.Name] {
+		s.c.send(errorMessage(codeBadRequest,
+			fmt.Sprintf("inspect: %q is not available here: the page steps, goes back and plays by itself", c.Name), m.ID))
+		return
+	}
+	if s.insp == nil {
+		s.insp = newInspector(s.h, s.c)
+	}
+	s.insp.submit(inspectReq{cfg: s.cfg, id: m.ID, seq: m.Seq, line: m.Line})
+}
+
+// finish releases everything the socket started and waits for it.
+func (s *socket) finish() {
+	s.c.kill()
+	s.stopRun()
+	if s.joined {
+		s.stream.leave(s.c)
+	}
+	if s.insp != nil {
+		s.insp.stop()
+	}
+	<-s.c.done
+	s.c.ws.CloseNow()
+}
+
+// ---------------------------------------------------------------------------
+// A private run
+
+type privateRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (s *socket) startRun(cfg *runConfig) {
+	ctx, cancel := context.WithCancel(s.h.ctx)
+	r := &privateRun{cancel: cancel, done: make(chan struct{})}
+	s.run = r
+	h, c := s.h, s.c
+	h.goTracked(func() {
+		defer close(r.done)
+		defer cancel()
+		runPrivate(ctx, h, c, cfg)
+	})
+}
+
+// stopRun stops the current run, if any, and waits for it: a run stops at its
+// next event.
+func (s *socket) stopRun() {
+	if s.run == nil {
+		return
+	}
+	s.run.cancel()
+	<-s.run.done
+	s.run = nil
+}
+
+// runPrivate runs a scenario to its end on a fresh machine, streaming its events
+// to c in batches, then sends end (or session-failed).
+func runPrivate(ctx context.Context, h *Hub, c *conn, cfg *runConfig) {
+	b := &batcher{ctx: ctx, c: c}
+	var narrative bytes.Buffer
+	res := runScenario(cfg, b, &narrative)
+	if res.stopped || b.stopped || !b.flush() {
+		return
+	}
+	if res.failure != "" {
+		h.log.Error("live: scenario failed", "scenario", cfg.sc.Name, "seed", cfg.seed, "failure", res.failure, "stack", res.stack)
+		c.send(errorMessage(codeFailed, res.failure, nil))
+		return
+	}
+	c.send(endMessage(res.seq, res.t, res.err, logLines(narrative.Bytes())))
+}
+
+// errStopped unwinds a run from inside its trace sink.
+var errStopped = errors.New("live: run stopped")
+
+type runResult struct {
+	seq, t  uint64
+	err     error  // what the scenario returned
+	failure string // why the run could not finish: a panic, no machine
+	stack   string
+	stopped bool // unwound by its sink
+}
+
+// runScenario runs cfg's scenario on a fresh machine with sink attached.
+func runScenario(cfg *runConfig, sink trace.Sink, narrative io.Writer) (res runResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == errStopped {
+				res.stopped = true
+				return
+			}
+			res.failure = fmt.Sprintf("scenario %s panicked: %v", cfg.sc.Name, p)
+			res.stack = string(debug.Stack())
+		}
+	}()
+	m, err := cfg.newMachine()
+	if err != nil {
+		res.failure = fmt.Sprintf("no machine: %v", err)
+		return res
+	}
+	m.Tracer().Attach(sink)
+	res.err = cfg.sc.Run(m, cfg.env(narrative))
+	res.seq, res.t = m.Tracer().Seq(), uint64(m.Now())
+	return res
+}
+
+// batcher is a private run's trace sink: it packs events into events messages of
+// up to maxBatch and queues each one as it fills. Batch boundaries depend only on
+// the run, so the same hello gives the same messages.
+type batcher struct {
+	ctx     context.Context
+	c       *conn
+	buf     []byte
+	n       int
+	stopped bool
+}
+
+func (b *batcher) Record(ev *trace.Event) {
+	if b.ctx.Err() != nil || b.c.stopping() {
+		b.stopped = true
+		panic(errStopped)
+	}
+	if b.n == 0 {
+		b.buf = appendEventsHeader(make([]byte, 0, 16<<10), ev.Seq)
+	} else {
+		b.buf = append(b.buf, ',')
+	}
+	b.buf = appendEvent(b.buf, ev)
+	b.n++
+	if b.n == maxBatch && !b.flush() {
+		b.stopped = true
+		panic(errStopped)
+	}
+}
+
+// flush queues the batch under way; false if the viewer is gone.
+func (b *batcher) flush() bool {
+	if b.n == 0 {
+		return true
+	}
+	msg := closeEvents(b.buf)
+	b.buf, b.n = nil, 0
+	return b.c.send(msg)
+}
