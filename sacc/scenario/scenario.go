@@ -7,6 +7,7 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/saccbook/saccbook/sacc/baremetal"
@@ -36,21 +37,47 @@ type Scenario struct {
 	Name    string
 	Summary string
 	Options string // documentation of the options it reads, or ""
+	Chapter int    // the chapter that tells this story (0 for the built-in ones)
 	Run     func(m *machine.Machine, env *Env) error
 }
 
-// All lists the scenarios in the order a learner meets them.
-func All() []Scenario {
+// builtin are the scenarios defined in this file's package from the start.
+func builtin() []Scenario {
 	return []Scenario{
-		{"job", "one MEMCPY job's whole path, bare metal: enumeration, bring-up, doorbell, fetch, DMA, completion, MSI", "",
-			func(m *machine.Machine, env *Env) error { return baremetal.OneJob(m, env.Log) }},
-		{"mixed", "bare metal: the IOMMU, ring wrap and phase flips, a CQ-full stall, errors, a masked vector, reset", "",
-			func(m *machine.Machine, env *Env) error { return baremetal.Mixed(m, env.Log) }},
-		{"driver", "the kernel boots, the driver probes, and jobs run through it: NOP, MEMCPY, XFORM, a wrapping batch", "cpu=x86|arm64, irq=on|off, iommu=on|off", Driver},
-		{"bypass", "a process takes over the queue: doorbell page mapped, own rings, no system calls; then the same work through ioctl", "cpu=x86|arm64", Bypass},
-		{"irq-race", "interrupt handlers that acknowledge before or after draining, under the same completion timing", "", IRQRace},
-		{"ordering", "a driver without wmb before the doorbell, on x86 and on arm64", "", Ordering},
+		{Name: "job", Summary: "one MEMCPY job's whole path, bare metal: enumeration, bring-up, doorbell, fetch, DMA, completion, MSI",
+			Run: func(m *machine.Machine, env *Env) error { return baremetal.OneJob(m, env.Log) }},
+		{Name: "mixed", Summary: "bare metal: the IOMMU, ring wrap and phase flips, a CQ-full stall, errors, a masked vector, reset",
+			Run: func(m *machine.Machine, env *Env) error { return baremetal.Mixed(m, env.Log) }},
+		{Name: "driver", Summary: "the kernel boots, the driver probes, and jobs run through it: NOP, MEMCPY, XFORM, a wrapping batch", Options: "cpu=x86|arm64, irq=on|off, iommu=on|off", Run: Driver},
+		{Name: "bypass", Summary: "a process takes over the queue: doorbell page mapped, own rings, no system calls; then the same work through ioctl", Options: "cpu=x86|arm64", Run: Bypass},
+		{Name: "irq-race", Summary: "interrupt handlers that acknowledge before or after draining, under the same completion timing", Run: IRQRace},
+		{Name: "ordering", Summary: "a driver without wmb before the doorbell, on x86 and on arm64", Run: Ordering},
 	}
+}
+
+// registered holds scenarios that other files of this package add with register,
+// one file per chapter, so chapters never edit a shared list.
+var registered []Scenario
+
+// register adds a scenario; it is called from package-level variable
+// initialisers of chapter files (a registration table, nothing else).
+func register(s Scenario) bool {
+	registered = append(registered, s)
+	return true
+}
+
+// All lists the scenarios: the built-in ones, then the chapters' in chapter order
+// (the Chapter field; ties by name).
+func All() []Scenario {
+	out := builtin()
+	extra := append([]Scenario(nil), registered...)
+	sort.SliceStable(extra, func(i, j int) bool {
+		if extra[i].Chapter != extra[j].Chapter {
+			return extra[i].Chapter < extra[j].Chapter
+		}
+		return extra[i].Name < extra[j].Name
+	})
+	return append(out, extra...)
 }
 
 // Find looks a scenario up by name.
