@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/saccbook/saccbook/sacc/baremetal"
@@ -38,13 +39,15 @@ type Scenario struct {
 	Summary string
 	Options string // documentation of the options it reads, or ""
 	Chapter int    // the chapter that tells this story (0 for the built-in ones)
+	// Primary marks the chapter's own run: `saccbook run NN` runs it.
+	Primary bool
 	Run     func(m *machine.Machine, env *Env) error
 }
 
 // builtin are the scenarios defined in this file's package from the start.
 func builtin() []Scenario {
 	return []Scenario{
-		{Name: "job", Summary: "one MEMCPY job's whole path, bare metal: enumeration, bring-up, doorbell, fetch, DMA, completion, MSI",
+		{Name: "job", Primary: true, Summary: "one MEMCPY job's whole path, bare metal: enumeration, bring-up, doorbell, fetch, DMA, completion, MSI",
 			Run: func(m *machine.Machine, env *Env) error { return baremetal.OneJob(m, env.Log) }},
 		{Name: "mixed", Summary: "bare metal: the IOMMU, ring wrap and phase flips, a CQ-full stall, errors, a masked vector, reset",
 			Run: func(m *machine.Machine, env *Env) error { return baremetal.Mixed(m, env.Log) }},
@@ -80,11 +83,20 @@ func All() []Scenario {
 	return append(out, extra...)
 }
 
-// Find looks a scenario up by name.
+// Find looks a scenario up by name, or by chapter number ("03" or "3" finds the
+// chapter's primary scenario).
 func Find(name string) (Scenario, bool) {
-	for _, s := range All() {
+	all := All()
+	for _, s := range all {
 		if s.Name == name {
 			return s, true
+		}
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		for _, s := range all {
+			if s.Chapter == n && s.Primary {
+				return s, true
+			}
 		}
 	}
 	return Scenario{}, false
