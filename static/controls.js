@@ -1,0 +1,102 @@
+// controls.js: a widget's transport bar (play, pause, step, back, reset, the
+// scrub bar, speed) and run settings (seed, CPU model).
+
+const SPEEDS = [["5", "5 events/s"], ["20", "20 events/s"], ["100", "100 events/s"],
+  ["500", "500 events/s"], ["max", "as fast as possible"]];
+const CPU_SCENARIOS = new Set(["driver", "bypass"]);
+let uid = 0;
+
+function icon(L, kind) {
+  // Small inline SVG icons: no fonts or images to fetch.
+  const paths = {
+    play: "M4 2 L14 8 L4 14 Z",
+    pause: "M4 2 H7 V14 H4 Z M9 2 H12 V14 H9 Z",
+    step: "M3 2 L11 8 L3 14 Z M12 2 H14 V14 H12 Z",
+    back: "M13 2 L5 8 L13 14 Z M2 2 H4 V14 H2 Z",
+    reset: "M2 2 H4 V14 H2 Z M14 2 L6 8 L14 14 Z",
+  };
+  return L.s("svg", { viewBox: "0 0 16 16", width: 14, height: 14, "aria-hidden": "true", focusable: "false" },
+    L.s("path", { d: paths[kind] }));
+}
+
+// buildControls makes the controls for widget w; update() mirrors its state.
+function buildControls(w, L) {
+  const h = L.h;
+  const id = "sw" + (++uid);
+  const btn = (action, label, text) => h("button", {
+    type: "button", class: "sw-btn sw-" + action, "data-action": action, "aria-label": label,
+    title: label + ({ play: " (Space)", pause: " (Space)", step: " (→)", back: " (←)", reset: " (Home)" })[action],
+    onclick: () => w.action(action),
+  }, icon(L, action), h("span", { class: "sw-btn-text" }, text));
+
+  const play = btn("play", "Play", "Play");
+  const pause = btn("pause", "Pause", "Pause");
+  const step = btn("step", "Step forward one event", "Step");
+  const back = btn("back", "Back one event", "Back");
+  const reset = btn("reset", "Reset to the start", "Reset");
+
+  const range = h("input", {
+    type: "range", min: 0, max: 0, value: 0, step: 1, class: "sw-scrub", id: id + "-scrub",
+    "aria-label": "Event position", oninput: () => w.seek(Number(range.value)),
+  });
+  const pos = h("output", { class: "sw-pos", for: id + "-scrub", "aria-live": "off" }, "0 / 0");
+
+  const speed = h("select", { class: "sw-speed", id: id + "-speed", "aria-label": "Playback speed",
+    onchange: () => w.setSpeed(speed.value) },
+  SPEEDS.map(([v, label]) => h("option", { value: v }, label)));
+  speed.value = String(w.speed);
+
+  const seed = h("input", { type: "number", min: 0, step: 1, value: w.seed, class: "sw-seed", id: id + "-seed",
+    inputmode: "numeric", "aria-label": "Seed" });
+  seed.addEventListener("change", () => {
+    const n = Math.floor(Number(seed.value));
+    if (Number.isFinite(n) && n >= 0) w.setSeed(n);
+    else seed.value = w.seed;
+  });
+
+  const cpu = h("select", { class: "sw-cpu", id: id + "-cpu", "aria-label": "CPU model",
+    onchange: () => w.setCpu(cpu.value) },
+  h("option", { value: "x86" }, "x86 (strong ordering)"), h("option", { value: "arm64" }, "arm64 (weak ordering)"));
+  cpu.value = w.options.cpu === "arm64" ? "arm64" : "x86";
+
+  const settings = h("div", { class: "sw-settings" },
+    h("label", { class: "sw-field", for: id + "-speed" }, h("span", null, "Speed"), speed),
+    h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed),
+    CPU_SCENARIOS.has(w.scenario) ? h("label", { class: "sw-field", for: id + "-cpu" }, h("span", null, "CPU"), cpu) : null);
+
+  const el = h("div", { class: "sw-controls", role: "group", "aria-label": "Playback" },
+    h("div", { class: "sw-transport" }, reset, back, play, pause, step),
+    h("div", { class: "sw-scrubber" }, range, pos),
+    settings);
+
+  let last = "";
+  function update() {
+    const n = w.timeline.length;
+    const key = [w.pos, n, w.playing, w.ended, w.seed, w.speed].join(",");
+    if (key === last) return;
+    last = key;
+    if (range.max !== String(n)) range.max = String(n);
+    if (range.value !== String(w.pos)) range.value = String(w.pos);
+    range.setAttribute("aria-valuetext", "event " + w.pos + " of " + n);
+    const ev = w.timeline.event(w.pos);
+    pos.textContent = w.pos + " / " + n + (ev ? " · " + L.ns(ev.t) : "") + (w.ended ? "" : n ? " …" : "");
+    // aria-disabled, not disabled: a disabled button would drop the keyboard
+    // focus, and a step pressed before the events arrive is kept for them.
+    const off = (b, yes) => b.setAttribute("aria-disabled", String(!!yes));
+    off(play, w.playing);
+    off(pause, !w.playing);
+    play.setAttribute("aria-pressed", String(w.playing));
+    off(step, w.ended && w.pos >= n);
+    off(back, w.pos <= 0);
+    off(reset, w.pos <= 0 && !w.playing);
+    if (document.activeElement !== seed) seed.value = String(w.seed);
+    el.classList.toggle("is-playing", w.playing);
+  }
+
+  return { el, update };
+}
+
+export function install(L) {
+  L.buildControls = (w) => buildControls(w, L);
+  L.SPEEDS = SPEEDS;
+}

@@ -1,0 +1,340 @@
+// widget.js: one live widget: its connection, its event log, the position, the
+// playback loop, the tabs and the redraw that keeps every view, the caption
+// and the element's data-seq in step with the position.
+
+const VIEW_ORDER = ["ring", "garage", "registers", "memory", "trace", "source", "monitor"];
+const VIEW_LABELS = { ring: "Rings", garage: "Garage", registers: "Registers", memory: "Memory",
+  trace: "Trace", source: "Source", monitor: "Monitor" };
+const MAX_SPEED = 5000; // events per second for "max"
+const CONN_TEXT = {
+  idle: "not connected", connecting: "connecting…", connected: "connected", starting: "starting the machine…",
+  running: "receiving events…", ended: "run complete", waiting: "connection lost", reconnecting: "reconnecting…",
+  closed: "disconnected", failed: "could not start",
+};
+let widgetCount = 0;
+
+class Widget {
+  constructor(root, L) {
+    this.L = L;
+    this.root = root;
+    this.n = ++widgetCount;
+    this.scenario = root.dataset.scenario || "job";
+    this.options = L.parseOptions(root.dataset.options);
+    this.seed = 1;
+    this.speed = "20";
+    this.timeline = new L.Timeline(L);
+    this.pos = 0;
+    this.target = Math.max(0, parseInt(root.dataset.seq, 10) || 0); // where the author opens the run
+    this.playing = false;
+    this.ended = false;
+    this.views = {};
+    const wanted = (root.dataset.views || "").split(",").map((v) => v.trim()).filter((v) => VIEW_ORDER.includes(v));
+    this.viewOrder = [...new Set([...wanted, ...VIEW_ORDER])];
+    this.active = wanted[0] || "ring";
+    this.build();
+    this.conn = new L.Connection(root.dataset.shared ? "/ws/shared/" + encodeURIComponent(root.dataset.shared) : "/ws/session", {
+      onState: (st, detail) => this.connState(st, detail),
+      onWelcome: (m) => this.welcome(m),
+      onEvents: (evs, from) => this.events(evs, from),
+      onSnapshot: (m) => { this.timeline.clear(); this.events(m.events || [], 1); if (m.ended) this.finish(null); },
+      onEnd: (m) => this.finish(m),
+      onError: (m) => this.showError(m.message || m.code, m.code),
+    });
+    this.hello(false);
+    this.redraw();
+  }
+
+  build() {
+    const { h } = this.L;
+    const root = this.root;
+    root.replaceChildren();
+    root.classList.add("sw");
+    root.setAttribute("tabindex", "0");
+    root.setAttribute("role", "region");
+    root.setAttribute("aria-label", "Live run of the " + this.scenario + " scenario");
+    root.setAttribute("aria-keyshortcuts", "Space ArrowRight ArrowLeft Home");
+    root.dataset.seq = "0";
+
+    this.connEl = h("span", { class: "sw-conn", "data-state": "idle", role: "status" }, CONN_TEXT.idle);
+    this.optsEl = h("span", { class: "sw-opts" });
+    this.showOptions();
+    const head = h("div", { class: "sw-head" },
+      h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
+      this.connEl);
+    this.controls = this.L.buildControls(this);
+    this.errorEl = h("p", { class: "sw-error", role: "alert", hidden: true });
+
+    this.tabs = {};
+    this.panels = {};
+    const tablist = h("div", { class: "sw-tabs", role: "tablist", "aria-label": "Views" });
+    const panels = h("div", { class: "sw-panels" });
+    for (const name of this.viewOrder) {
+      const tid = "sw" + this.n + "-tab-" + name;
+      const pid = "sw" + this.n + "-panel-" + name;
+      const tab = h("button", { type: "button", role: "tab", id: tid, class: "sw-tab", "data-view": name,
+        "aria-controls": pid, "aria-selected": "false", tabindex: "-1", onclick: () => this.activate(name) },
+      VIEW_LABELS[name]);
+      tab.addEventListener("keydown", (e) => this.tabKey(e, name));
+      const panel = h("div", { role: "tabpanel", id: pid, class: "sw-panel sw-panel-" + name,
+        "aria-labelledby": tid, hidden: true });
+      this.tabs[name] = tab;
+      this.panels[name] = panel;
+      tablist.appendChild(tab);
+      panels.appendChild(panel);
+    }
+    this.captionEl = h("p", { class: "sw-caption", "aria-live": "polite" });
+    this.narrativeEl = h("details", { class: "sw-narrative", hidden: true });
+    const hint = h("p", { class: "sw-hint" }, "Keys (click the widget first): ",
+      h("kbd", null, "Space"), " play/pause · ", h("kbd", null, "→"), " step · ",
+      h("kbd", null, "←"), " back · ", h("kbd", null, "Home"), " start");
+    root.append(head, this.controls.el, this.errorEl, tablist, panels, this.captionEl, hint, this.narrativeEl);
+    root.addEventListener("keydown", (e) => this.key(e));
+    this.activate(this.active, false);
+    if (typeof ResizeObserver === "function") {
+      let wide = null;
+      new ResizeObserver(() => {
+        const w = root.clientWidth >= 620;
+        if (w !== wide) { wide = w; root.classList.toggle("sw-wide", w); this.requestRedraw(true); }
+      }).observe(root);
+    }
+  }
+
+  // ---- the connection
+
+  hello(fresh) {
+    const o = { ...this.options };
+    this.conn.hello({ scenario: this.scenario, seed: this.seed, options: o });
+    if (fresh) { this.pause(); this.target = 0; }
+  }
+
+  connState(state, detail) {
+    if (state === "waiting" || state === "reconnecting") {
+      // Come back to the same place once the rerun's events arrive: runs are
+      // deterministic for a seed.
+      if (this.timeline.length) this.target = Math.max(this.target, this.pos);
+    }
+    this.connEl.dataset.state = state;
+    this.connEl.textContent = state === "ended" && detail ? "run failed" : (CONN_TEXT[state] || state) + (detail ? ": " + detail : "");
+  }
+
+  welcome(m) {
+    this.runId = (this.runId || 0) + 1;
+    this.timeline.clear();
+    this.ended = false;
+    this.pos = 0;
+    this.hideError();
+    this.narrativeEl.hidden = true;
+    this.narrativeEl.replaceChildren();
+    if (m.kinds) this.kinds = m.kinds;
+    this.requestRedraw(true);
+  }
+
+  events(evs, from) {
+    if (!this.timeline.append(evs, from)) {
+      this.showError("the event stream skipped from " + (this.timeline.length + 1) + " to " + from + "; starting again");
+      this.hello(false);
+      return;
+    }
+    this.applyTarget();
+    this.requestRedraw();
+  }
+
+  applyTarget() {
+    if (this.target && (this.timeline.length >= this.target || this.ended)) {
+      const t = Math.min(this.target, this.timeline.length);
+      this.target = 0;
+      this.setPos(t);
+    }
+  }
+
+  finish(m) {
+    this.ended = true;
+    this.applyTarget();
+    if (m) this.showNarrative(m);
+    this.requestRedraw(true);
+  }
+
+  showNarrative(m) {
+    const { h } = this.L;
+    const lines = (m.log || []).filter((l) => l.trim());
+    const kids = [h("summary", null, "What the run reported" + (lines.length ? " (" + lines.length + " lines)" : ""))];
+    if (lines.length) kids.push(h("ul", null, lines.map((l) => h("li", null, l.replace(/^#\s*/, "")))));
+    if (m.error) kids.push(h("p", { class: "sw-run-error" }, "The run failed: " + m.error));
+    kids.push(h("p", { class: "sw-muted" }, (m.seq || 0) + " events, " + this.L.ns(m.t) + " of virtual time."));
+    this.narrativeEl.replaceChildren(...kids);
+    this.narrativeEl.open = lines.length <= 8 || !!m.error;
+    this.narrativeEl.hidden = false;
+  }
+
+  showError(text, code) {
+    this.errorEl.textContent = (code === "session-failed" ? "The machine failed: " : "") + text;
+    this.errorEl.hidden = false;
+  }
+
+  hideError() { this.errorEl.hidden = true; this.errorEl.textContent = ""; }
+
+  // ---- settings
+
+  setSeed(n) { if (n !== this.seed) { this.seed = n; this.hello(true); } }
+  setCpu(cpu) { if (cpu !== this.options.cpu) { this.options.cpu = cpu; this.showOptions(); this.hello(true); } }
+
+  showOptions() {
+    const opts = Object.entries(this.options).map(([k, v]) => k + "=" + v).join(", ");
+    this.optsEl.textContent = opts ? " (" + opts + ")" : "";
+  }
+  setSpeed(v) { this.speed = v; this.requestRedraw(true); }
+
+  // ---- position and playback
+
+  setPos(p) {
+    const n = this.timeline.length;
+    p = Math.max(0, Math.min(Math.floor(p), n));
+    if (p === this.pos) return;
+    this.pos = p;
+    // Discrete moves draw at once, so data-seq, the caption and the views
+    // agree as soon as the click or key has been handled.
+    if (!this.playing) this.redraw();
+  }
+
+  seek(p) {
+    if (p > this.timeline.length && !this.ended) this.target = p;
+    this.setPos(p);
+  }
+
+  action(name) {
+    switch (name) {
+      case "play": this.play(); break;
+      case "pause": this.pause(); break;
+      case "toggle": if (this.playing) this.pause(); else this.play(); break;
+      case "step": this.pause(); this.seek(Math.max(this.pos, this.target) + 1); break;
+      case "back": this.pause(); this.target = 0; this.setPos(this.pos - 1); break;
+      case "reset": this.pause(); this.target = 0; this.setPos(0); break;
+    }
+    if (!this.playing) { this.dirty = true; this.redraw(); }
+  }
+
+  play() {
+    if (this.playing) return;
+    if (this.ended && this.pos >= this.timeline.length) this.pos = 0;
+    this.playing = true;
+    this.acc = 0;
+    this.lastTick = 0;
+    this.tick = this.tick || ((now) => this.frame(now));
+    this.raf = requestAnimationFrame(this.tick);
+    this.captionEl.setAttribute("aria-live", "off");
+  }
+
+  pause() {
+    if (!this.playing) return;
+    this.playing = false;
+    cancelAnimationFrame(this.raf);
+    this.captionEl.setAttribute("aria-live", "polite");
+    this.dirty = true;
+    this.redraw();
+  }
+
+  frame(now) {
+    if (!this.playing) return;
+    const dt = this.lastTick ? Math.min(now - this.lastTick, 250) : 0;
+    this.lastTick = now;
+    const rate = this.speed === "max" ? MAX_SPEED : Number(this.speed) || 20;
+    this.acc += (dt * rate) / 1000;
+    const steps = Math.floor(this.acc);
+    this.acc -= steps;
+    const n = this.timeline.length;
+    if (steps > 0) this.pos = Math.min(n, this.pos + steps);
+    if (this.pos >= n && this.ended) {
+      this.playing = false;
+      this.captionEl.setAttribute("aria-live", "polite");
+    }
+    this.redraw();
+    if (this.playing) this.raf = requestAnimationFrame(this.tick);
+  }
+
+  // ---- keyboard
+
+  key(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const t = e.target;
+    const tag = t && t.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+    const onButton = tag === "BUTTON" || tag === "SUMMARY" || tag === "A";
+    let act = null;
+    if ((e.key === " " || e.key === "Spacebar") && !onButton) act = "toggle";
+    else if (e.key === "ArrowRight" && t.getAttribute("role") !== "tab") act = "step";
+    else if (e.key === "ArrowLeft" && t.getAttribute("role") !== "tab") act = "back";
+    else if (e.key === "Home" && t.getAttribute("role") !== "tab") act = "reset";
+    if (!act) return;
+    e.preventDefault();
+    this.action(act);
+  }
+
+  tabKey(e, name) {
+    const i = this.viewOrder.indexOf(name);
+    let j = -1;
+    if (e.key === "ArrowRight") j = (i + 1) % this.viewOrder.length;
+    else if (e.key === "ArrowLeft") j = (i - 1 + this.viewOrder.length) % this.viewOrder.length;
+    else if (e.key === "Home") j = 0;
+    else if (e.key === "End") j = this.viewOrder.length - 1;
+    if (j < 0) return;
+    e.preventDefault();
+    e.stopPropagation();
+    this.activate(this.viewOrder[j]);
+    this.tabs[this.viewOrder[j]].focus();
+  }
+
+  // ---- views
+
+  activate(name, redraw = true) {
+    this.active = name;
+    for (const v of this.viewOrder) {
+      const on = v === name;
+      this.tabs[v].setAttribute("aria-selected", String(on));
+      this.tabs[v].tabIndex = on ? 0 : -1;
+      this.panels[v].hidden = !on;
+    }
+    if (!this.views[name]) {
+      const make = this.L.views && this.L.views[name];
+      this.views[name] = make ? make(this, this.panels[name]) : { update() {} };
+    }
+    this.root.dataset.view = name;
+    if (redraw) this.requestRedraw(true);
+  }
+
+  requestRedraw(force) {
+    if (force) this.dirty = true;
+    if (this.playing || this.pending) return; // the playback loop redraws every frame
+    this.pending = requestAnimationFrame(() => { this.pending = 0; this.redraw(); });
+  }
+
+  redraw() {
+    const L = this.L;
+    const pos = Math.min(this.pos, this.timeline.length);
+    this.pos = pos;
+    const st = this.timeline.stateAt(pos);
+    const ev = this.timeline.event(pos);
+    this.root.dataset.seq = String(ev ? ev.seq : 0);
+    this.controls.update();
+    const key = pos + "/" + this.timeline.length + "/" + this.active + "/" + this.ended;
+    if (key === this.drawn && !this.dirty) return;
+    this.drawn = key;
+    this.dirty = false;
+    const text = this.active === "garage" ? L.garageCaption(ev, st, L) : L.caption(ev, st, L);
+    this.captionEl.textContent = (ev ? "#" + ev.seq + " · " + L.ns(ev.t) + " — " : "") + text;
+    const view = this.views[this.active];
+    if (view) {
+      try {
+        view.update({ pos, ev, st, tl: this.timeline, widget: this, L, wide: this.root.classList.contains("sw-wide") });
+      } catch (err) {
+        this.showError("the " + this.active + " view failed: " + err.message);
+        if (window.console) console.warn(err);
+      }
+    }
+  }
+}
+
+export function install(L) {
+  L.views = L.views || {};
+  L.mountWidget = (el) => new Widget(el, L);
+  L.VIEW_LABELS = VIEW_LABELS;
+}
