@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/sim"
@@ -76,6 +77,7 @@ type pendingStore struct {
 	size int
 	val  uint64
 	due  sim.Time // arm64: when it drains by itself
+	pc   uintptr  // the code that made the store, for the event when it lands
 }
 
 // CPU is one host CPU attached to a machine.
@@ -93,7 +95,8 @@ type CPU struct {
 	irqOn      bool
 	inIRQ      bool
 
-	stats Stats
+	stats    Stats
+	accessor map[uintptr]bool // program counter → lies in an accessor (see begin)
 }
 
 // New attaches a CPU to m. Its random choices come from the machine's seed.
@@ -104,7 +107,7 @@ func New(m *machine.Machine, cfg Config) *CPU {
 	if cfg.MaxLinger == 0 {
 		cfg.MaxLinger = 400
 	}
-	c := &CPU{m: m, cost: m.Cost(), cfg: cfg, rng: m.Sim().Rand(), trace: m.Tracer()}
+	c := &CPU{m: m, cost: m.Cost(), cfg: cfg, rng: m.Sim().Rand(), trace: m.Tracer(), accessor: map[uintptr]bool{}}
 	c.cache.init(cfg.NonCoherent)
 	// DMA writes snoop the cache in a coherent system: the next load misses.
 	m.Tracer().Attach(trace.Func(func(ev trace.Event) {
@@ -138,11 +141,49 @@ func (c *CPU) begin() {
 	if c.cfg.NoSource {
 		return
 	}
-	var pcs [1]uintptr
-	// Skip runtime.Callers, begin, the CPU method: the caller of the method.
-	if runtime.Callers(3, pcs[:]) == 1 {
-		c.trace.SetPC(pcs[0])
+	var pcs [12]uintptr
+	// Skip runtime.Callers and begin, then walk past the accessors (this package
+	// and thin wrappers such as iowrite32) to the code that asked for the access.
+	n := runtime.Callers(2, pcs[:])
+	for _, pc := range pcs[:n] {
+		if !c.isAccessor(pc) {
+			c.trace.SetPC(pc)
+			return
+		}
 	}
+}
+
+// accessorPrefixes name the functions that only pass an access on: the CPU's own
+// methods and the kernel's MMIO, configuration and user-memory wrappers.
+var accessorPrefixes = []string{
+	"github.com/saccbook/saccbook/sacc/cpu.",
+	"github.com/saccbook/saccbook/sacc/kernel.(*IOMem).",
+	"github.com/saccbook/saccbook/sacc/kernel.(*PCIDev).ReadConfig",
+	"github.com/saccbook/saccbook/sacc/kernel.(*PCIDev).WriteConfig",
+	"github.com/saccbook/saccbook/sacc/kernel.(*Process).Load",
+	"github.com/saccbook/saccbook/sacc/kernel.(*Process).Store",
+	"github.com/saccbook/saccbook/sacc/driver.(*Device).readReg",
+	"github.com/saccbook/saccbook/sacc/driver.(*Device).writeReg",
+}
+
+// isAccessor reports whether pc lies in an accessor; answers are cached per pc.
+func (c *CPU) isAccessor(pc uintptr) bool {
+	if v, ok := c.accessor[pc]; ok {
+		return v
+	}
+	name := ""
+	if f := runtime.FuncForPC(pc - 1); f != nil {
+		name = f.Name()
+	}
+	v := false
+	for _, p := range accessorPrefixes {
+		if strings.HasPrefix(name, p) {
+			v = true
+			break
+		}
+	}
+	c.accessor[pc] = v
+	return v
 }
 
 // end charges d and lets the machine run; interrupts are taken at this boundary.
@@ -254,7 +295,7 @@ func (c *CPU) Store(addr uint64, size int, v uint64) {
 	if len(c.sb) == c.cfg.StoreBuffer {
 		c.drainOne()
 	}
-	ps := pendingStore{addr: addr, size: size, val: v}
+	ps := pendingStore{addr: addr, size: size, val: v, pc: c.trace.PC()}
 	if c.cfg.Arch == ARM64 {
 		ps.due = c.m.Now() + sim.Time(c.rng.Uint64N(uint64(c.cfg.MaxLinger)+1))
 	}
@@ -321,7 +362,7 @@ func sizeFor(n int) int {
 func (c *CPU) drainAll() int {
 	n := len(c.sb)
 	for _, s := range c.sb {
-		c.cache.store(c.m, s.addr, s.size, s.val)
+		c.land(s)
 	}
 	c.sb = c.sb[:0]
 	return n
@@ -339,7 +380,16 @@ func (c *CPU) drainOne() {
 func (c *CPU) drainAt(i int) {
 	s := c.sb[i]
 	c.sb = append(c.sb[:i], c.sb[i+1:]...)
+	c.land(s)
+}
+
+// land makes one buffered store visible, its event marked with the code that
+// made the store.
+func (c *CPU) land(s pendingStore) {
+	pc := c.trace.PC()
+	c.trace.SetPC(s.pc)
 	c.cache.store(c.m, s.addr, s.size, s.val)
+	c.trace.SetPC(pc)
 }
 
 // drainDue lets arm64 stores whose time has come drain, earliest first. On x86

@@ -1,6 +1,8 @@
 package cpu_test
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -186,5 +188,28 @@ func TestCPUEventsCarryTheirSource(t *testing.T) {
 	c.Writel(h.BAR0+sacc.RegSQTail, 0) // the line under test
 	if pc == 0 {
 		t.Fatal("doorbell event has no source")
+	}
+}
+
+// TestSourceIsTheCallerNotTheAccessor: events carry the line that asked for the
+// access, past the CPU's own width helpers.
+func TestSourceIsTheCallerNotTheAccessor(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	var pcs []uintptr
+	c.Machine().Tracer().Attach(trace.Func(func(ev trace.Event) {
+		if ev.Kind == trace.CPUWrite || ev.Kind == trace.Doorbell {
+			pcs = append(pcs, ev.PC)
+		}
+	}))
+	c.Store64(h.SQ, 1)
+	c.Writel(h.BAR0+sacc.RegSQTail, 0)
+	if len(pcs) < 2 {
+		t.Fatalf("events %v", pcs)
+	}
+	for _, pc := range pcs {
+		f := runtime.FuncForPC(pc - 1)
+		if f == nil || !strings.HasSuffix(f.Name(), "TestSourceIsTheCallerNotTheAccessor") {
+			t.Errorf("event source is %v, want this test", f.Name())
+		}
 	}
 }

@@ -87,6 +87,9 @@ func (t *Tracer) sinksChanged() {
 // line behind a CPU-side event.
 func (t *Tracer) SetPC(pc uintptr) { t.pc = pc }
 
+// PC is the source currently stamped on events (see SetPC).
+func (t *Tracer) PC() uintptr { return t.pc }
+
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
 
