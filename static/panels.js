@@ -169,6 +169,33 @@ function memoryView(w, panel, L) {
   };
 }
 
+// The server offers the Go sources that events point at under /source/; each
+// file is fetched once.
+const sourceCache = new Map();
+
+function fetchSource(file) {
+  if (!sourceCache.has(file)) {
+    sourceCache.set(file, fetch("/source/" + file).then((r) => (r.ok ? r.text() : null)).catch(() => null));
+  }
+  return sourceCache.get(file);
+}
+
+// showLines fills pre with the lines around line, the line itself marked.
+function showLines(pre, file, line, h) {
+  if (!line) return;
+  fetchSource(file).then((text) => {
+    if (!text) { pre.replaceChildren(); return; }
+    const lines = text.split("\n");
+    const from = Math.max(1, line - 3), to = Math.min(lines.length, line + 3);
+    const rows = [];
+    for (let n = from; n <= to; n++) {
+      rows.push(h("span", { class: n === line ? "sw-src-row is-current" : "sw-src-row" },
+        String(n).padStart(4, " ") + "  " + lines[n - 1]));
+    }
+    pre.replaceChildren(...rows);
+  });
+}
+
 function sourceView(w, panel, L) {
   const { h } = L;
   const body = h("div", { class: "sw-source", "aria-live": "polite" });
@@ -188,8 +215,11 @@ function sourceView(w, panel, L) {
         if (e.src && !seen.has(e.src)) { seen.add(e.src); trail.push(e); }
       }
       const [file, line] = hit.src.split(/:(?=\d+$)/);
+      const code = h("pre", { class: "sw-src-code" });
+      showLines(code, file, Number(line), h);
       body.replaceChildren(
         h("p", { class: "sw-src-main" }, h("code", null, file), line ? h("span", { class: "sw-src-line" }, ":" + line) : null),
+        code,
         h("p", null, (hit === ev ? "This event (#" + hit.seq + "): " : "The last CPU-side event (#" + hit.seq + "): "),
           h("code", null, hit.kind), " ", hit.text || ""),
         trail.length ? h("h4", null, "Earlier source lines") : null,

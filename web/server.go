@@ -20,6 +20,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -53,6 +54,9 @@ type Config struct {
 	Logger *slog.Logger
 	// RequestTimeout bounds every ordinary (non-websocket) request; 0 means 10 s.
 	RequestTimeout time.Duration
+	// Source, if set, serves the Go sources that events point at under /source/
+	// (package saccbook's Source), so the source view can show the line itself.
+	Source fs.FS
 }
 
 // NewHandler renders the book and returns the server's handler. Every chapter
@@ -105,6 +109,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Get("/static/*", func(w http.ResponseWriter, r *http.Request) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
 		})
+		if cfg.Source != nil {
+			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
+				serveSource(w, r, cfg.Source, chi.URLParam(r, "*"))
+			})
+		}
 		r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("Cache-Control", "no-store")
@@ -307,4 +316,21 @@ func (p *pageSet) serveChapter(w http.ResponseWriter, r *http.Request, slug stri
 
 func (p *pageSet) serveNotFound(w http.ResponseWriter, _ *http.Request) {
 	writePage(w, http.StatusNotFound, p.notFound)
+}
+
+// serveSource answers GET /source/PATH with the text of one Go source file
+// (never a test file), for the widget's source view.
+func serveSource(w http.ResponseWriter, r *http.Request, src fs.FS, name string) {
+	if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || !fs.ValidPath(name) {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := fs.ReadFile(src, name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(b)
 }

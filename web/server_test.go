@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -202,6 +203,27 @@ func TestTheBookIsServed(t *testing.T) {
 	for _, asset := range requiredAssets {
 		if w := ts.get("/static/" + asset); w.Code != 200 {
 			t.Errorf("%s: %d", asset, w.Code)
+		}
+	}
+}
+
+func TestSourceRoute(t *testing.T) {
+	src := fstest.MapFS{"sacc/driver/queue.go": {Data: []byte("package driver\n")}, "sacc/driver/queue_test.go": {Data: []byte("x")}}
+	h, err := NewHandler(Config{Chapters: testBook(), Static: testStatic(), Live: &fakeLive{}, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{
+		"/source/sacc/driver/queue.go":      200,
+		"/source/sacc/driver/queue_test.go": 404,
+		"/source/sacc/driver/missing.go":    404,
+		"/source/../go.mod":                 404,
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "http://127.0.0.1"+path, nil)
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("%s: %d, want %d", path, rec.Code, want)
 		}
 	}
 }

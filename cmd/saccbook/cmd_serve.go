@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	saccbook "github.com/saccbook/saccbook"
 	"io"
 	"log/slog"
 	"net"
@@ -74,6 +75,7 @@ func serve(ctx context.Context, e *env, ln net.Listener, opt serveOptions) error
 	h, err := web.NewHandler(web.Config{
 		Chapters:     chapters.FS,
 		Static:       static.FS,
+		Source:       saccbook.Source,
 		Live:         hub,
 		AllowedHosts: hosts,
 		Logger:       logger,

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -17,10 +18,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	saccbook "github.com/saccbook/saccbook"
 	"github.com/saccbook/saccbook/chapters"
 	"github.com/saccbook/saccbook/static"
 	"github.com/saccbook/saccbook/web"
@@ -44,11 +47,14 @@ func findBrowser(t *testing.T) string {
 }
 
 // server starts the whole book on a loopback test server.
-func server(t *testing.T) string {
+func server(t *testing.T) string { return serverWith(t, chapters.FS) }
+
+// serverWith serves the given chapters with the real assets and live sessions.
+func serverWith(t *testing.T, book fs.FS) string {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hub := live.New(live.Options{AllowedOrigins: web.OriginPatterns(web.DefaultAllowedHosts()), Logger: quiet})
-	h, err := web.NewHandler(web.Config{Chapters: chapters.FS, Static: static.FS, Live: hub,
+	h, err := web.NewHandler(web.Config{Chapters: book, Static: static.FS, Live: hub, Source: saccbook.Source,
 		AllowedHosts: web.DefaultAllowedHosts(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -233,6 +239,31 @@ func TestPhoneWidth(t *testing.T) {
 		t.Error("the widget is wider than a 375 px screen")
 	}
 	screenshot(t, ctx, "chapter00-garage-375")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// TestSourceViewShowsTheDriverLine runs the driver scenario and checks that the
+// source view shows a line of Go code from the software, not from the CPU model.
+func TestSourceViewShowsTheDriverLine(t *testing.T) {
+	base := serverWith(t, fstest.MapFS{"00-driver.md": {Data: []byte("# The driver\n\n```sacc-run scenario=driver\n```\n")}})
+	ctx := browser(t, 1280, 800)
+	errs := consoleErrors(ctx)
+	do(t, ctx, "open a chapter", chromedp.Navigate(base+"/chapters/00-driver"),
+		chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
+	waitFor(t, ctx, "events arrive", `document.querySelector('.sacc-widget input[type=range]').max > 10`)
+	do(t, ctx, "go to the doorbell and open the source view",
+		chromedp.Click(chromedp.CSS(widget+` [data-view="source"]`)))
+	for range 40 {
+		do(t, ctx, "step", chromedp.Click(chromedp.CSS(widget+` [data-action="step"]`)))
+	}
+	waitFor(t, ctx, "source lines", `document.querySelectorAll(".sacc-widget .sw-src-row.is-current").length === 1`)
+	text := run(t, ctx, "source text", chromedp.Evaluate[string](`document.querySelector(".sacc-widget .sw-source").textContent`))
+	if !strings.Contains(text, "sacc/") || strings.Contains(text, "sacc/cpu/") {
+		t.Errorf("source view should point past the CPU model into the software:\n%s", text)
+	}
+	screenshot(t, ctx, "chapter00-source-1280")
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
 	}
