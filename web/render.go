@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,17 @@ type Chapter struct {
 	HTML   template.HTML // the body, without the title heading
 	// Widgets are the chapter's live widgets, in page order.
 	Widgets []Widget
+	// Links are the chapter's links to chapters (itself included, for "#anchor"
+	// links), already rewritten to /chapters/{slug}; ReadChapters checks each.
+	Links []ChapterLink
+	// Anchors are the ids of the chapter's headings.
+	Anchors []string
+}
+
+// ChapterLink is a link from one chapter to a chapter page or a heading in it.
+type ChapterLink struct {
+	Slug, Anchor string // the target; Anchor is "" for the top of the page
+	Line         int    // where the link is, for error messages
 }
 
 // NumberLabel is the chapter number as the book prints it: "00", "01", …
@@ -95,7 +107,95 @@ func ReadChapters(fsys fs.FS) ([]*Chapter, error) {
 			return nil, fmt.Errorf("%s and %s: both are chapter %d", chapters[i-1].File, chapters[i].File, chapters[i].Number)
 		}
 	}
+	if err := checkLinks(chapters); err != nil {
+		return nil, err
+	}
 	return chapters, nil
+}
+
+// checkLinks makes sure every link between chapters lands on a chapter that
+// exists and, with an anchor, on a heading that exists.
+func checkLinks(chapters []*Chapter) error {
+	bySlug := map[string]*Chapter{}
+	for _, c := range chapters {
+		bySlug[c.Slug] = c
+	}
+	var errs []error
+	for _, c := range chapters {
+		for _, l := range c.Links {
+			target, ok := bySlug[l.Slug]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("%s:%d: link to %s.md: no such chapter", c.File, l.Line, l.Slug))
+			case l.Anchor != "" && !slices.Contains(target.Anchors, l.Anchor):
+				errs = append(errs, fmt.Errorf("%s:%d: link to %s#%s: no such heading", c.File, l.Line, l.Slug, l.Anchor))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// chapterLink matches a link to a chapter file: "04-dma.md" or
+// "04-dma.md#the-idea", or a link to a heading of the same page, "#the-idea".
+var chapterLink = regexp.MustCompile(`^(?:(\d\d-[a-z0-9-]+)\.md)?(?:#([A-Za-z0-9_-]+))?$`)
+
+// linkTransformer rewrites links between chapter files to the server's pages
+// and records them, and the headings' ids, for checkLinks.
+type linkTransformer struct {
+	slug    string
+	links   []ChapterLink
+	anchors []string
+}
+
+// Transform implements parser.ASTTransformer.
+func (t *linkTransformer) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
+	src := reader.Source()
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			if id, ok := n.AttributeString("id"); ok {
+				if b, ok := id.([]byte); ok {
+					t.anchors = append(t.anchors, string(b))
+				}
+			}
+		case *ast.Link:
+			m := chapterLink.FindStringSubmatch(string(n.Destination))
+			if m == nil || (m[1] == "" && m[2] == "") {
+				return ast.WalkContinue, nil
+			}
+			slug := m[1]
+			if slug == "" {
+				slug = t.slug
+			}
+			line := 0
+			if seg := firstSegment(n); seg >= 0 {
+				line = 1 + bytes.Count(src[:seg], []byte("\n"))
+			}
+			t.links = append(t.links, ChapterLink{Slug: slug, Anchor: m[2], Line: line})
+			dest := "/chapters/" + slug
+			if m[2] != "" {
+				dest += "#" + m[2]
+			}
+			if m[1] == "" {
+				dest = "#" + m[2]
+			}
+			n.Destination = []byte(dest)
+		}
+		return ast.WalkContinue, nil
+	})
+}
+
+// firstSegment is the source offset of a node's first text, or -1.
+func firstSegment(n ast.Node) int {
+	for c := n.FirstChild(); c != nil; c = c.FirstChild() {
+		if t, ok := c.(*ast.Text); ok {
+			return t.Segment.Start
+		}
+	}
+	return -1
 }
 
 // parseChapterName splits "04-dma.md" into 4 and "04-dma".
@@ -120,7 +220,8 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		return nil, fmt.Errorf("%s:1: a chapter starts with its title, \"# Title\"", name)
 	}
 	widgets := &widgetTransformer{file: name}
-	md := newMarkdown(widgets)
+	links := &linkTransformer{slug: slug}
+	md := newMarkdown(widgets, links)
 	doc := md.Parser().Parse(text.NewReader(src))
 	if err := errors.Join(widgets.errs...); err != nil {
 		return nil, err
@@ -145,13 +246,15 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		File:    name,
 		HTML:    template.HTML(body.String()), // goldmark output with raw HTML off
 		Widgets: widgets.found,
+		Links:   links.links,
+		Anchors: links.anchors,
 	}, nil
 }
 
 // newMarkdown is the book's Markdown dialect. Raw HTML stays off (no
 // html.WithUnsafe): a chapter cannot put a script or a style on the page, and
 // live widgets come only from sacc-run blocks.
-func newMarkdown(widgets *widgetTransformer) goldmark.Markdown {
+func newMarkdown(widgets *widgetTransformer, links *linkTransformer) goldmark.Markdown {
 	return goldmark.New(
 		goldmark.WithExtensions(
 			extension.GFM,
@@ -163,7 +266,7 @@ func newMarkdown(widgets *widgetTransformer) goldmark.Markdown {
 		),
 		goldmark.WithParserOptions(
 			parser.WithAutoHeadingID(),
-			parser.WithASTTransformers(util.Prioritized(widgets, 100)),
+			parser.WithASTTransformers(util.Prioritized(widgets, 100), util.Prioritized(links, 200)),
 		),
 		goldmark.WithRendererOptions(
 			renderer.WithNodeRenderers(util.Prioritized(widgetRenderer{}, 100)),
