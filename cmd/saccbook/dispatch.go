@@ -28,7 +28,8 @@ type env struct {
 var errUsage = errors.New("usage")
 
 func commands() []command {
-	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), serveCommand(), costsCommand(), quirksCommand(), versionCommand()}
+	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), serveCommand(), costsCommand(), quirksCommand(),
+		listCommand(), checkCommand(), hintCommand(), watchCommand(), solutionCommand(), resetCommand(), versionCommand()}
 }
 
 const version = "0.1.0"

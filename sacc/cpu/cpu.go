@@ -298,6 +298,13 @@ func (c *CPU) Store(addr uint64, size int, v uint64) {
 	ps := pendingStore{addr: addr, size: size, val: v, pc: c.trace.PC()}
 	if c.cfg.Arch == ARM64 {
 		ps.due = c.m.Now() + sim.Time(c.rng.Uint64N(uint64(c.cfg.MaxLinger)+1))
+		// Stores to the same bytes stay in program order on every CPU (per-location
+		// coherence): this one may not land before an older one it overlaps.
+		for _, o := range c.sb {
+			if overlaps(o, ps) && o.due > ps.due {
+				ps.due = o.due
+			}
+		}
 	}
 	c.sb = append(c.sb, ps)
 	c.end(c.cost.MemoryStore)
@@ -378,9 +385,21 @@ func (c *CPU) drainOne() {
 }
 
 func (c *CPU) drainAt(i int) {
+	// An older store to the same bytes lands first (per-location coherence).
+	for j := 0; j < i; j++ {
+		if overlaps(c.sb[j], c.sb[i]) {
+			c.drainAt(j)
+			i--
+			j--
+		}
+	}
 	s := c.sb[i]
 	c.sb = append(c.sb[:i], c.sb[i+1:]...)
 	c.land(s)
+}
+
+func overlaps(a, b pendingStore) bool {
+	return a.addr < b.addr+uint64(b.size) && b.addr < a.addr+uint64(a.size)
 }
 
 // land makes one buffered store visible, its event marked with the code that

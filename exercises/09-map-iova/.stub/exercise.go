@@ -1,0 +1,54 @@
+// Exercise 09-map-iova: write iommu_map for one page.
+//
+// With the IOMMU on, every address the device uses is an IOVA, and the IOMMU
+// looks it up in four levels of I/O page tables in RAM (specification §10):
+//
+//   - every table is one 4 KiB page of 512 entries of 8 bytes;
+//   - IOVA bits 47:39 index the top table (PT_ROOT), 38:30 the next, 29:21 the
+//     next, 20:12 the leaf table; bits 11:0 are the offset in the page, and an
+//     IOVA has 48 bits (sacc.IOVAIndex(iova, level) does the slicing);
+//   - an entry holds the physical address of the next table (or, in a leaf, of
+//     the page) in bits 51:12, bit 0 "read allowed" and bit 1 "write allowed"
+//     (sacc.MakePTE builds one); an entry with neither right is absent;
+//   - the rights of a page are the AND of all four levels, so an entry that
+//     points at a table should allow both and leave the decision to the leaf.
+//
+// The rights come from the DMA direction: the device only reads a buffer mapped
+// DMA_TO_DEVICE, only writes one mapped DMA_FROM_DEVICE, and may do both with
+// DMA_BIDIRECTIONAL. Tables that already exist are shared with other mappings:
+// use them, never replace them. The IOMMU reads the tables from RAM, and the
+// CPU's stores may still sit in its store buffer: finish with a write barrier.
+//
+// Linux does this in iommu_map(); saccbook's kernel in mapPage (sacc/kernel/dma.go).
+//
+// Edit this file, then run:
+//
+//	go test ./exercises/09-map-iova/
+//	saccbook check 09-map-iova
+package mapiova
+
+import (
+	"errors"
+
+	"github.com/saccbook/saccbook/sacc/kernel"
+)
+
+// Memory is what page-table code needs from the CPU: 64-bit loads and stores
+// of physical memory, and a write barrier. *cpu.CPU has all three.
+type Memory interface {
+	Load64(addr uint64) uint64
+	Store64(addr uint64, v uint64)
+	WMB()
+}
+
+// MapPage makes the 4 KiB IOVA page iova translate to the physical page phys,
+// with the rights dir allows, in the tables whose top table is at root. A
+// missing table is taken from newTable, which returns a zeroed page.
+//
+// iova and phys must be 4 KiB aligned and iova below 2^48; otherwise MapPage
+// returns an error and writes nothing.
+func MapPage(mem Memory, newTable func() (uint64, error), root, iova, phys uint64, dir kernel.Direction) error {
+	// TODO: check the arguments; walk levels 0 to 2 from root, creating missing
+	// tables; write the leaf entry with the rights of dir; then a write barrier.
+	return errors.New("MapPage is not written yet: this is your exercise")
+}

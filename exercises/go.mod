@@ -1,0 +1,3 @@
+module github.com/saccbook/saccbook/exercises
+
+go 1.26

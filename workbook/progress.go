@@ -1,0 +1,138 @@
+package workbook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ProgressFile is where a learner's progress is kept, relative to the root.
+// It is small and plain, and a learner may commit it with their work.
+const ProgressFile = "exercises/.saccbook-progress.json"
+
+// Progress is the learner's progress through the exercises.
+type Progress struct {
+	Note      string                       `json:"note"`
+	Exercises map[string]*ExerciseProgress `json:"exercises"` // by exercise ID
+}
+
+const progressNote = "saccbook's record of your progress; safe to commit, safe to delete (you lose only this record)"
+
+// ExerciseProgress is one exercise's record.
+type ExerciseProgress struct {
+	Status       Status   `json:"status"`
+	HintsShown   int      `json:"hints_shown,omitempty"`   // general hint levels shown, 0 to 3
+	SolutionSeen bool     `json:"solution_seen,omitempty"` // saccbook solution showed it
+	Solved       string   `json:"solved,omitempty"`        // when it first passed, RFC 3339
+	LastChecked  string   `json:"last_checked,omitempty"`  // when its tests last ran, RFC 3339
+	Failing      []string `json:"failing,omitempty"`       // the tests that failed at the last run
+	Summary      string   `json:"summary,omitempty"`       // the first thing that went wrong at the last run
+	KeyedHints   []int    `json:"keyed_hints,omitempty"`   // keyed hints the last failure matched
+}
+
+// LoadProgress reads the progress file under root; a missing file is no
+// progress yet.
+func LoadProgress(root string) (*Progress, error) {
+	p := &Progress{Exercises: map[string]*ExerciseProgress{}}
+	data, err := os.ReadFile(filepath.Join(root, ProgressFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return p, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, fmt.Errorf("%s: %w (delete it to start the record afresh)", ProgressFile, err)
+	}
+	if p.Exercises == nil {
+		p.Exercises = map[string]*ExerciseProgress{}
+	}
+	return p, nil
+}
+
+// Save writes the progress file under root, replacing it in one step.
+func (p *Progress) Save(root string) error {
+	p.Note = progressNote
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(root, ProgressFile)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".saccbook-progress-*.json")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save progress: %w", err)
+	}
+	return nil
+}
+
+// Of returns the record of exercise id, creating it.
+func (p *Progress) Of(id string) *ExerciseProgress {
+	e := p.Exercises[id]
+	if e == nil {
+		e = &ExerciseProgress{Status: NotStarted}
+		p.Exercises[id] = e
+	}
+	return e
+}
+
+// Record notes the outcome of a run of the learner's files.
+func (p *Progress) Record(ex *Exercise, r *Result, now time.Time) {
+	e := p.Of(ex.ID)
+	e.Status = r.Status()
+	e.LastChecked = now.UTC().Format(time.RFC3339)
+	e.Failing, e.Summary, e.KeyedHints = nil, "", nil
+	if r.Passed {
+		if e.Solved == "" {
+			e.Solved = e.LastChecked
+		}
+		return
+	}
+	for _, t := range r.Failed() {
+		e.Failing = append(e.Failing, t.Name)
+	}
+	e.Summary = r.Summary()
+	e.KeyedHints = ex.Keyed(r.BuildOutput + r.Output)
+}
+
+// Status is the exercise's status as a learner should see it without running
+// anything: not started while its files are the stub, else the last recorded
+// outcome, or started if it has not been checked since.
+func (b *Book) Status(ex *Exercise, p *Progress) (Status, error) {
+	started, err := b.Started(ex)
+	if err != nil {
+		return "", err
+	}
+	if !started {
+		return NotStarted, nil
+	}
+	if e := p.Exercises[ex.ID]; e != nil && e.Status != NotStarted && e.Status != "" {
+		if e.Status == Done || e.Status == Failing {
+			return e.Status, nil
+		}
+	}
+	return Started, nil
+}
+
+// Next is the first exercise, in order, that is not done; nil when all are.
+func Next(exs []*Exercise, status map[string]Status) *Exercise {
+	for _, ex := range exs {
+		if status[ex.ID] != Done {
+			return ex
+		}
+	}
+	return nil
+}

@@ -1,0 +1,453 @@
+package workbook
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/format"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Variant says which version of the learner's files a run uses.
+type Variant int
+
+const (
+	Working  Variant = iota // the files as the learner left them
+	Stub                    // the files as shipped (.stub/), overlaid
+	Solution                // the reference solution (solutions/), overlaid
+)
+
+func (v Variant) String() string {
+	switch v {
+	case Stub:
+		return "stub"
+	case Solution:
+		return "solution"
+	}
+	return "working copy"
+}
+
+// Status is where an exercise stands.
+type Status string
+
+const (
+	NotStarted Status = "not started" // the files are still the stub
+	Started    Status = "started"     // changed, not checked since
+	Failing    Status = "failing"
+	Done       Status = "done"
+)
+
+// Result is one `go test` run of one exercise.
+type Result struct {
+	ID      string
+	Variant Variant
+	Passed  bool
+	// BuildFailed is set when the package or its tests did not compile (or vet,
+	// which go test runs, refused them): no test ran.
+	BuildFailed bool
+	BuildOutput string
+	NoTests     bool // the package has no test files
+
+	Tests   []TestResult // top-level tests and subtests, in the order they started
+	Output  string       // everything go test printed, without the JSON
+	Elapsed time.Duration
+}
+
+// TestResult is one test's outcome and what it printed.
+type TestResult struct {
+	Name   string // "TestX" or "TestX/sub"
+	Action string // pass, fail or skip
+	Output string
+}
+
+// Status is the exercise's status after this run.
+func (r *Result) Status() Status {
+	if r.Passed {
+		return Done
+	}
+	return Failing
+}
+
+// Failed lists the tests that failed, leaves only when subtests failed.
+func (r *Result) Failed() []TestResult {
+	var out []TestResult
+	for i, t := range r.Tests {
+		if t.Action != "fail" {
+			continue
+		}
+		if i+1 < len(r.Tests) && hasFailedChild(r.Tests[i+1:], t.Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func hasFailedChild(tests []TestResult, parent string) bool {
+	for _, t := range tests {
+		if strings.HasPrefix(t.Name, parent+"/") && t.Action == "fail" {
+			return true
+		}
+	}
+	return false
+}
+
+// Report is what a learner reads about a failed run: the build errors, or each
+// failing test's message, without go test's bookkeeping lines.
+func (r *Result) Report() string {
+	if r.Passed {
+		return ""
+	}
+	if r.BuildFailed {
+		return strings.TrimRight(r.BuildOutput, "\n") + "\n"
+	}
+	var b strings.Builder
+	for i, t := range r.Failed() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "--- %s\n", t.Name)
+		var lines []string
+		for _, line := range strings.Split(t.Output, "\n") {
+			trimmed := strings.TrimSpace(line)
+			if strings.HasPrefix(trimmed, "=== ") || strings.HasPrefix(trimmed, "--- ") {
+				continue
+			}
+			lines = append(lines, strings.TrimRight(line, " \t"))
+		}
+		for len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		for _, line := range lines {
+			b.WriteString(line)
+			b.WriteString("\n")
+		}
+	}
+	if b.Len() == 0 {
+		return strings.TrimRight(r.Output, "\n") + "\n" // failed outside any test: a panic, a timeout
+	}
+	return b.String()
+}
+
+// Summary is one line saying what went wrong first, for a table or "next:".
+func (r *Result) Summary() string {
+	switch {
+	case r.Passed:
+		return "all tests pass"
+	case r.NoTests:
+		return "the exercise has no tests"
+	case r.BuildFailed:
+		for _, line := range strings.Split(r.BuildOutput, "\n") {
+			line = strings.TrimSpace(line)
+			if line != "" && !strings.HasPrefix(line, "#") {
+				return "does not compile: " + line
+			}
+		}
+		return "does not compile"
+	}
+	for _, t := range r.Failed() {
+		for _, line := range strings.Split(t.Output, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "=== ") || strings.HasPrefix(line, "--- ") || isFileLine(line) {
+				continue
+			}
+			return t.Name + ": " + line
+		}
+		return t.Name + " failed"
+	}
+	return "go test failed outside any test"
+}
+
+// isFileLine matches the "name_test.go:39: " prefix t.Error puts on its own line.
+func isFileLine(s string) bool {
+	name, rest, ok := strings.Cut(s, ".go:")
+	if !ok || strings.ContainsAny(name, " \t") {
+		return false
+	}
+	rest = strings.TrimSuffix(rest, ":")
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return rest != ""
+}
+
+// goCmd is the go command, run in the workspace root with this workspace.
+func (b *Book) goCmd(ctx context.Context, args ...string) *exec.Cmd {
+	g := b.Go
+	if g == "" {
+		g = "go"
+	}
+	cmd := exec.CommandContext(ctx, g, args...)
+	cmd.Dir = b.Root
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(b.Root, "go.work"))
+	return cmd
+}
+
+// overlay writes the -overlay file that replaces the learner's files of exs
+// with the variant's, and returns its path ("" for Working) and a cleanup.
+func (b *Book) overlay(exs []*Exercise, v Variant) (string, func(), error) {
+	if v == Working {
+		return "", func() {}, nil
+	}
+	replace := map[string]string{}
+	for _, ex := range exs {
+		for _, f := range ex.Files {
+			src := b.StubPath(ex, f)
+			if v == Solution {
+				src = b.SolutionPath(ex, f)
+			}
+			if _, err := os.Stat(src); err != nil {
+				return "", nil, fmt.Errorf("%s: no %s for %s: %w", ex.ID, v, f, err)
+			}
+			replace[b.WorkPath(ex, f)] = src
+		}
+	}
+	data, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.CreateTemp("", "saccbook-overlay-*.json")
+	if err != nil {
+		return "", nil, err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", nil, err
+	}
+	return tmp.Name(), func() { os.Remove(tmp.Name()) }, nil
+}
+
+// ImportPath is the exercise's package path.
+func (ex *Exercise) ImportPath() string { return ExercisesModule + "/" + ex.ID }
+
+// ExercisesModule is the module path of exercises/.
+const ExercisesModule = "github.com/saccbook/saccbook/exercises"
+
+func patterns(exs []*Exercise) []string {
+	var p []string
+	for _, ex := range exs {
+		p = append(p, "./exercises/"+ex.ID+"/")
+	}
+	return p
+}
+
+// testEvent is one line of `go test -json` (cmd/test2json).
+type testEvent struct {
+	Action      string
+	Package     string
+	ImportPath  string // build-output and build-fail: "pkg" or "pkg [pkg.test]"
+	Test        string
+	Output      string
+	Elapsed     float64
+	FailedBuild string
+}
+
+// Test runs one exercise's tests on the given variant of its files.
+func (b *Book) Test(ctx context.Context, ex *Exercise, v Variant) (*Result, error) {
+	results, err := b.Run(ctx, []*Exercise{ex}, v, nil)
+	if err != nil {
+		return nil, err
+	}
+	return results[ex.ID], nil
+}
+
+// Run runs the tests of exs with the variant's files, in one go test: the go
+// command builds and runs the packages in parallel (up to GOMAXPROCS at a time).
+// progress, if not nil, hears of each exercise as its tests start (with a nil
+// Result) and as they end. Every exercise of exs has a Result in the map.
+func (b *Book) Run(ctx context.Context, exs []*Exercise, v Variant, progress func(*Exercise, *Result)) (map[string]*Result, error) {
+	if len(exs) == 0 {
+		return map[string]*Result{}, nil
+	}
+	ov, cleanup, err := b.overlay(exs, v)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	args := []string{"test", "-count=1", "-json", "-timeout=2m"}
+	if ov != "" {
+		args = append(args, "-overlay", ov)
+	}
+	cmd := b.goCmd(ctx, append(args, patterns(exs)...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("go test: %w", err)
+	}
+	p := newParser(exs, v, progress)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		p.line(sc.Bytes())
+	}
+	runErr := cmd.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var exit *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exit) {
+		return nil, fmt.Errorf("go test: %w", runErr)
+	}
+	// What go test could not attribute to a package (a broken go.work, a pattern
+	// that matches nothing) counts against every exercise without a verdict.
+	for _, ex := range exs {
+		r := p.results[ex.ID]
+		if !p.ended[ex.ID] {
+			r.Passed = false
+			if len(r.Tests) == 0 {
+				r.BuildFailed = true
+				r.BuildOutput += stderr.String()
+			}
+		}
+		if r.BuildFailed && strings.TrimSpace(r.BuildOutput) == "" {
+			r.BuildOutput = stderr.String()
+		}
+		if r.Elapsed == 0 {
+			r.Elapsed = time.Since(start)
+		}
+	}
+	return p.results, nil
+}
+
+// parser turns go test -json lines into Results, one per exercise.
+type parser struct {
+	byPath   map[string]*Exercise
+	results  map[string]*Result
+	ended    map[string]bool
+	index    map[string]map[string]int // test name → index in Tests, per exercise
+	progress func(*Exercise, *Result)
+}
+
+func newParser(exs []*Exercise, v Variant, progress func(*Exercise, *Result)) *parser {
+	p := &parser{byPath: map[string]*Exercise{}, results: map[string]*Result{}, ended: map[string]bool{},
+		index: map[string]map[string]int{}, progress: progress}
+	for _, ex := range exs {
+		p.byPath[ex.ImportPath()] = ex
+		p.results[ex.ID] = &Result{ID: ex.ID, Variant: v}
+		p.index[ex.ID] = map[string]int{}
+	}
+	return p
+}
+
+func (p *parser) line(data []byte) {
+	var ev testEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return // go test prints only JSON on stdout with -json; ignore anything else
+	}
+	path := ev.Package
+	if path == "" {
+		path, _, _ = strings.Cut(ev.ImportPath, " [")
+	}
+	ex := p.byPath[path]
+	if ex == nil {
+		return
+	}
+	r := p.results[ex.ID]
+	switch {
+	case ev.Action == "build-output":
+		r.BuildOutput += ev.Output
+	case ev.Action == "build-fail":
+		r.BuildFailed = true
+	case ev.Test == "":
+		switch ev.Action {
+		case "start":
+			if p.progress != nil {
+				p.progress(ex, nil)
+			}
+		case "output":
+			r.Output += ev.Output
+		case "skip": // [no test files]
+			r.NoTests, r.Passed = true, false
+			p.ended[ex.ID] = true
+			if p.progress != nil {
+				p.progress(ex, r)
+			}
+		case "pass", "fail":
+			r.Passed = ev.Action == "pass" && !r.BuildFailed
+			if ev.FailedBuild != "" {
+				r.BuildFailed, r.Passed = true, false
+			}
+			r.Elapsed = time.Duration(ev.Elapsed * float64(time.Second))
+			p.ended[ex.ID] = true
+			if p.progress != nil {
+				p.progress(ex, r)
+			}
+		}
+	default:
+		i, ok := p.index[ex.ID][ev.Test]
+		if !ok {
+			i = len(r.Tests)
+			p.index[ex.ID][ev.Test] = i
+			r.Tests = append(r.Tests, TestResult{Name: ev.Test})
+		}
+		switch ev.Action {
+		case "output":
+			r.Tests[i].Output += ev.Output
+			r.Output += ev.Output
+		case "pass", "fail", "skip":
+			r.Tests[i].Action = ev.Action
+		}
+	}
+}
+
+// Vet runs go vet on the exercises' packages with the variant's files.
+func (b *Book) Vet(ctx context.Context, exs []*Exercise, v Variant) error {
+	ov, cleanup, err := b.overlay(exs, v)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	args := []string{"vet"}
+	if ov != "" {
+		args = append(args, "-overlay", ov)
+	}
+	cmd := b.goCmd(ctx, append(args, patterns(exs)...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go vet (%s): %v\n%s", v, err, out)
+	}
+	return nil
+}
+
+// Unformatted lists the variant's files that gofmt would change.
+func (b *Book) Unformatted(ex *Exercise, v Variant) ([]string, error) {
+	var bad []string
+	for _, f := range ex.Files {
+		path := b.WorkPath(ex, f)
+		switch v {
+		case Stub:
+			path = b.StubPath(ex, f)
+		case Solution:
+			path = b.SolutionPath(ex, f)
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		formatted, err := format.Source(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if !bytes.Equal(src, formatted) {
+			bad = append(bad, path)
+		}
+	}
+	return bad, nil
+}
