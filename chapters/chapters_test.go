@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/saccbook/saccbook/sacc/cpu"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -469,6 +470,7 @@ func TestChapter06Numbers(t *testing.T) {
 
 func TestChapter07Numbers(t *testing.T) {
 	checkQuotes(t, "07-ordering-and-coherency.md", []quote{
+		q("may be performed up to %d ns", cpu.DefaultMaxHoist),
 		q("reaches the device %d ns after it leaves the CPU (`mmio_write`)", cost.MMIOWrite),
 		q("a barrier drains the whole store buffer and costs %d ns (`barrier`)", cost.Barrier),
 	})

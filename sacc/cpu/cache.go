@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 const (
@@ -30,6 +31,19 @@ type cache struct {
 	sets        [numSets][numWays]line
 	tick        uint64
 	uncached    []span
+
+	// keepHistory records what a line held when a DMA write invalidated it, so
+	// that a load performed early (arm64, no rmb) can return the older value.
+	keepHistory bool
+	history     [16]staleLine
+	histNext    int
+}
+
+// staleLine is a line's contents just before a DMA write at time at replaced them.
+type staleLine struct {
+	tag  uint64
+	at   sim.Time
+	data [lineSize]byte
 }
 
 func (c *cache) init(nonCoherent bool) { c.nonCoherent = nonCoherent }
@@ -75,6 +89,8 @@ func (c *cache) fill(m *machine.Machine, tag uint64) *line {
 	*victim = line{tag: tag, valid: true, used: c.tick}
 	if c.nonCoherent {
 		m.ReadBytes(tag, victim.data[:])
+	} else if c.keepHistory {
+		m.RAM().Read(tag, victim.data[:]) // the copy an early load may need
 	}
 	return victim
 }
@@ -107,8 +123,14 @@ func (c *cache) store(m *machine.Machine, addr uint64, size int, v uint64) {
 	tag := addr &^ (lineSize - 1)
 	if !c.nonCoherent || c.isUncached(addr) || addr+uint64(size)-1 >= tag+lineSize {
 		m.Write(addr, size, v)
-		if l := c.find(tag); l != nil && c.nonCoherent {
-			l.valid = false // keep the line from shadowing what was just written
+		if l := c.find(tag); l != nil {
+			if c.nonCoherent {
+				l.valid = false // keep the line from shadowing what was just written
+			} else if c.keepHistory && addr+uint64(size) <= tag+lineSize {
+				var b [8]byte
+				binary.LittleEndian.PutUint64(b[:], v)
+				copy(l.data[addr-tag:], b[:size]) // write-through keeps the copy current
+			}
 		}
 		return
 	}
@@ -134,8 +156,35 @@ func (c *cache) each(addr, n uint64, fn func(l *line)) {
 	}
 }
 
-// drop forgets lines (a coherent snoop after a DMA write).
-func (c *cache) drop(addr, n uint64) { c.each(addr, n, func(l *line) { l.valid = false }) }
+// drop forgets lines (a coherent snoop after a DMA write at time now), keeping
+// what they held for early loads when the history is on.
+func (c *cache) drop(addr, n uint64, now sim.Time) {
+	c.each(addr, n, func(l *line) {
+		if c.keepHistory {
+			c.history[c.histNext] = staleLine{tag: l.tag, at: now, data: l.data}
+			c.histNext = (c.histNext + 1) % len(c.history)
+		}
+		l.valid = false
+	})
+}
+
+// earlier returns the bytes [addr, addr+size) as they were at time t, if a DMA
+// write since then replaced them and the history still has the line.
+func (c *cache) earlier(addr uint64, size int, t sim.Time) (uint64, bool) {
+	tag := addr &^ (lineSize - 1)
+	best := -1
+	for i, h := range c.history {
+		if h.tag == tag && h.at > t && (best < 0 || h.at < c.history[best].at) {
+			best = i
+		}
+	}
+	if best < 0 || addr+uint64(size) > tag+lineSize {
+		return 0, false
+	}
+	var b [8]byte
+	copy(b[:size], c.history[best].data[addr-tag:])
+	return binary.LittleEndian.Uint64(b[:]), true
+}
 
 // clean writes dirty lines back and returns how many it wrote.
 func (c *cache) clean(m *machine.Machine, addr, n uint64) int {

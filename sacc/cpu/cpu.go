@@ -50,6 +50,10 @@ func ParseArch(s string) (Arch, error) {
 	return 0, fmt.Errorf("unknown CPU model %q (want x86 or arm64)", s)
 }
 
+// DefaultMaxHoist is how early, by default, an arm64 load that nothing orders may
+// be performed: about one turn of a polling loop (a cached load and cpu_relax).
+const DefaultMaxHoist sim.Time = 50
+
 // Config chooses a CPU.
 type Config struct {
 	Arch Arch
@@ -64,12 +68,19 @@ type Config struct {
 	MaxLinger sim.Time
 	// NoSource skips recording the source line of each operation (faster).
 	NoSource bool
+	// MaxHoist bounds how early an arm64 load may be performed ahead of its
+	// place in the program when nothing orders it (a load right after another
+	// load, no rmb between): 0 means 50 ns, about one turn of a polling loop.
+	MaxHoist sim.Time
 }
 
 // Stats counts what the CPU did.
 type Stats struct {
 	Loads, Stores, MMIOReads, MMIOWrites, PortIO, Barriers, Interrupts uint64
 	CacheMisses                                                        uint64
+	// EarlyLoads counts loads that returned an older value because nothing
+	// ordered them after the load before (arm64 without rmb).
+	EarlyLoads uint64
 }
 
 type pendingStore struct {
@@ -97,6 +108,13 @@ type CPU struct {
 
 	stats    Stats
 	accessor map[uintptr]bool // program counter → lies in an accessor (see begin)
+
+	// Early loads (arm64): a load that directly follows another load, with no
+	// rmb or mb between, may take the value memory had up to MaxHoist earlier.
+	hoistRng    *rand.Rand
+	lastWasLoad bool
+	runStart    sim.Time // when the first load of the current run was issued
+	lastOrder   sim.Time // when the last rmb or mb ran
 }
 
 // New attaches a CPU to m. Its random choices come from the machine's seed.
@@ -107,12 +125,21 @@ func New(m *machine.Machine, cfg Config) *CPU {
 	if cfg.MaxLinger == 0 {
 		cfg.MaxLinger = 400
 	}
+	if cfg.MaxHoist == 0 {
+		cfg.MaxHoist = DefaultMaxHoist
+	}
 	c := &CPU{m: m, cost: m.Cost(), cfg: cfg, rng: m.Sim().Rand(), trace: m.Tracer(), accessor: map[uintptr]bool{}}
 	c.cache.init(cfg.NonCoherent)
+	if cfg.Arch == ARM64 && !cfg.NonCoherent {
+		c.cache.keepHistory = true
+		// A stream of its own, so early loads never change the store-drain order
+		// a seed gives.
+		c.hoistRng = rand.New(rand.NewPCG(m.Sim().Seed(), 0x10AD_0F_0EA2))
+	}
 	// DMA writes snoop the cache in a coherent system: the next load misses.
 	m.Tracer().Attach(trace.Func(func(ev trace.Event) {
 		if ev.Kind == trace.DMAWrite && !c.cfg.NonCoherent {
-			c.cache.drop(ev.Args[1], ev.Args[2])
+			c.cache.drop(ev.Args[1], ev.Args[2], ev.Time)
 		}
 	}))
 	return c
@@ -188,6 +215,7 @@ func (c *CPU) isAccessor(pc uintptr) bool {
 
 // end charges d and lets the machine run; interrupts are taken at this boundary.
 func (c *CPU) end(d sim.Time) {
+	c.lastWasLoad = false
 	c.trace.SetPC(0)
 	c.m.Advance(d)
 	c.drainDue()
@@ -272,13 +300,29 @@ func (c *CPU) Load(addr uint64, size int) uint64 {
 		return v
 	}
 	c.drainOverlapping(addr, size)
+	now := c.m.Now()
 	v, miss := c.cache.load(c.m, addr, size)
+	if !c.lastWasLoad {
+		c.runStart = now // the first of a run of loads nothing orders among themselves
+	} else if c.hoistRng != nil {
+		// Nothing orders this load after the loads before it in the run: the CPU
+		// may have performed it as early as the first of them, or up to MaxHoist
+		// before that (while that one waited, or in a previous turn of a loop),
+		// and then it sees memory as it was then.
+		early := min(c.runStart, sim.Time(c.hoistRng.Uint64N(uint64(c.cfg.MaxHoist)+1)))
+		at := max(c.runStart-early, c.lastOrder)
+		if old, ok := c.cache.earlier(addr, size, at); ok && old != v {
+			v = old
+			c.stats.EarlyLoads++
+		}
+	}
 	d := c.cost.MemoryPoll
 	if miss {
 		c.stats.CacheMisses++
 		d = c.cost.CacheMissLoad
 	}
 	c.end(d)
+	c.lastWasLoad = true
 	return v
 }
 
@@ -465,6 +509,9 @@ func (c *CPU) barrier(op uint64) {
 	n := 0
 	if op != trace.BarrierRMB {
 		n = c.drainAll()
+	}
+	if op != trace.BarrierWMB {
+		c.lastOrder = c.m.Now() // later loads are performed after this point
 	}
 	c.trace.Emit(trace.CPUBarrier, op, uint64(n), 0, 0)
 	c.end(c.cost.Barrier)

@@ -230,3 +230,44 @@ func TestSameAddressStoresLandInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlyLoadsOnlyOnARM64WithoutRMB polls a completion's phase and then reads
+// its body, with and without rmb between, on both models: only arm64 without
+// the barrier ever reads a body older than the phase it saw.
+func TestEarlyLoadsOnlyOnARM64WithoutRMB(t *testing.T) {
+	stale := func(arch cpu.Arch, rmb bool) int {
+		n := 0
+		for seed := uint64(1); seed <= 40; seed++ {
+			c, h := setup(t, seed, cpu.Config{Arch: arch})
+			cq := h.CQ
+			c.Store32(cq, 0x77) // last lap's entry in slot 0: req_id 0x77, phase 0
+			c.WMB()
+			_ = c.Load16(cq + sacc.CplPhaseOff)
+			submit(c, h, 0, sacc.Descriptor{Opcode: sacc.OpNOP, ReqID: 0x42}, true, false)
+			for range 400 {
+				if c.Load16(cq+sacc.CplPhaseOff)&1 == 1 {
+					if rmb {
+						c.RMB()
+					}
+					if c.Load32(cq+sacc.CplReqIDOff) != 0x42 {
+						n++
+					}
+					break
+				}
+				c.Relax()
+			}
+		}
+		return n
+	}
+	if n := stale(cpu.ARM64, false); n == 0 {
+		t.Error("arm64 without rmb never read the body early in 40 seeds")
+	}
+	for _, tc := range []struct {
+		arch cpu.Arch
+		rmb  bool
+	}{{cpu.X86, false}, {cpu.ARM64, true}, {cpu.X86, true}} {
+		if n := stale(tc.arch, tc.rmb); n != 0 {
+			t.Errorf("%v, rmb %v: %d stale bodies", tc.arch, tc.rmb, n)
+		}
+	}
+}

@@ -133,7 +133,9 @@ func (dev *Device) Reap() int {
 			break
 		}
 		if !dev.q.Has(quirk.BodyBeforePhase) {
-			c.RMB() // the body may be read only after the phase said it is new
+			if !dev.q.Has(quirk.MissingRMB) { // the bug: nothing orders the loads below
+				c.RMB() // the body may be read only after the phase said it is new
+			}
 			reqID, resultLen, status = c.Load32(slot+sacc.CplReqIDOff), c.Load32(slot+sacc.CplResultLenOff), c.Load16(slot+sacc.CplStatusOff)
 		}
 		dev.complete(reqID, resultLen, sacc.Status(status))

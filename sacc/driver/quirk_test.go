@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
+	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
@@ -695,6 +696,7 @@ var softwareQuirkTests = map[quirk.Quirk]struct {
 	quirk.VectorLeftMasked:   {fn: TestQuirkVectorLeftMasked},
 	quirk.MapRegisterPage:    {file: "../user/user_test.go", def: "func TestRegisterPageIsNeverMapped("},
 	quirk.WrongWidth:         {fn: TestQuirkWrongWidth},
+	quirk.MissingRMB:         {fn: TestQuirkMissingRMB},
 }
 
 // TestEverySoftwareQuirkIsTested keeps this file in step with the quirk list: a
@@ -719,5 +721,46 @@ func TestEverySoftwareQuirkIsTested(t *testing.T) {
 		if s := q.Info().Side; s != quirk.SideDriver && s != quirk.SideKernel {
 			t.Errorf("quirk %s is %s-side, not software", q, s)
 		}
+	}
+}
+
+// TestQuirkMissingRMB (catalog 2, the barrier form): with no rmb between the
+// phase check and the body, an arm64 CPU may perform the body loads first and
+// pair this lap's phase with last lap's body. x86 keeps loads in order, and with
+// the rmb arm64 does too.
+func TestQuirkMissingRMB(t *testing.T) {
+	run := func(arch cpu.Arch, bug bool, seed uint64, length uint32) *driver.Request {
+		cfg := withQuirk(host.Config{Driver: driver.Config{RingSize: 4, Timeout: 50_000}}, quirk.MissingRMB, bug)
+		cfg.CPU.Arch = arch
+		cfg.Machine.Seed = seed
+		h := boot(t, cfg)
+		src := kbuf(t, h, bytes.Repeat([]byte{0x5A}, 4096))
+		dst := kbuf(t, h, make([]byte, 4096))
+		for range 4 { // lap 1: four bad-opcode completions
+			h.Dev.Do(&driver.Request{Opcode: 0x55})
+		}
+		r := &driver.Request{Opcode: sacc.OpMEMCPY, Src: src, Dst: dst, Length: length}
+		h.Dev.Do(r)
+		return r
+	}
+	stale := func(r *driver.Request) bool { return r.Done && r.Status == sacc.StatusBadOpcode }
+	hit := false
+	var seed uint64
+	var length uint32
+	for seed = 1; seed <= 8 && !hit; seed++ {
+		for length = 8; length <= 1024 && !hit; length += 24 {
+			hit = stale(run(cpu.ARM64, true, seed, length))
+		}
+	}
+	if !hit {
+		t.Fatal("no seed and length made arm64 read the body before the phase without rmb")
+	}
+	seed, length = seed-1, length-24
+	t.Logf("arm64, seed %d, a %d-byte copy: the body was read early and carried last lap's status", seed, length)
+	if r := run(cpu.X86, true, seed, length); stale(r) {
+		t.Errorf("x86 without rmb read a stale body: %+v", r)
+	}
+	if r := run(cpu.ARM64, false, seed, length); stale(r) || r.Status != sacc.StatusOK {
+		t.Errorf("arm64 with rmb: %+v", r)
 	}
 }

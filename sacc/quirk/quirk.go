@@ -93,6 +93,9 @@ const (
 	MapRegisterPage
 	// WrongWidth: the driver reads and writes registers 16 bits wide (catalog 20).
 	WrongWidth
+	// MissingRMB: the driver reads the completion body after the phase with no
+	// rmb between, so a weakly ordered CPU may read the body first (catalog 2).
+	MissingRMB
 	numQuirks
 )
 
@@ -132,6 +135,7 @@ var infos = [numQuirks]Info{
 	VectorLeftMasked:   {VectorLeftMasked, "vector-left-masked", SideDriver, 18, "the MSI-X vector is never unmasked"},
 	MapRegisterPage:    {MapRegisterPage, "map-register-page", SideDriver, 19, "mmap exposes the register page as well as the doorbell page"},
 	WrongWidth:         {WrongWidth, "wrong-width", SideDriver, 20, "registers accessed 16 bits wide"},
+	MissingRMB:         {MissingRMB, "missing-rmb", SideDriver, 2, "no rmb between the phase check and the completion body"},
 }
 
 // All lists every quirk in number order.
