@@ -8,7 +8,10 @@
 // order, and every MMIO or port access drains them first, so a doorbell can never
 // overtake a descriptor. On arm64 each buffered store lingers for a seeded random
 // time and they drain in any order; only a barrier (wmb, mb) or writel's built-in
-// barrier forces them out, and writel_relaxed does not. Driver code stays ordinary
+// barrier forces them out, and writel_relaxed does not. Loads are weak on arm64
+// too: a load that directly follows another load, with no rmb or mb between, may
+// be performed early and see memory as it was up to MaxHoist before, which is why
+// a driver reads a completion's phase, then rmb, then its body. Driver code stays ordinary
 // sequential Go: every operation charges its cost in virtual time, and the device's
 // events that fall due in that time run before the operation returns.
 package cpu
