@@ -189,6 +189,11 @@ const regionSplit Region = 255
 // regionSplit if its bytes are not all in one region at consecutive offsets.
 func (m *Machine) decodeAccess(addr uint64, size int) (Region, uint64) {
 	region, off := m.Decode(addr)
+	if addr%uint64(size) == 0 {
+		// Every region starts and ends on a page boundary, so a naturally
+		// aligned access of at most 8 bytes lies in one region.
+		return region, off
+	}
 	last := addr + uint64(size) - 1
 	if last < addr {
 		return RegionUnmapped, 0 // runs off the top of the address space
