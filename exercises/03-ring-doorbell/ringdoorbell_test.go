@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/saccbook/saccbook/exercises/internal/check"
+	"github.com/saccbook/saccbook/exercises/internal/ringrig"
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/host"
@@ -32,40 +33,8 @@ type rig struct {
 }
 
 func setUp(t *testing.T, cfg host.Config) *rig {
-	m := check.Boot(t, cfg)
-	devs := m.K.Devices()
-	if len(devs) != 1 {
-		t.Fatalf("check: the kernel found %d PCI functions, want 1", len(devs))
-	}
-	pdev := devs[0]
-	if err := pdev.EnableDevice(); err != nil {
-		t.Fatalf("check: pci_enable_device: %v", err)
-	}
-	pdev.SetMaster()
-	regs, err := pdev.IOMap(0)
-	if err != nil {
-		t.Fatalf("check: pci_iomap: %v", err)
-	}
-	sqCPU, sqDMA, err := pdev.DMAAllocCoherent(ringSize * sacc.DescriptorSize)
-	if err != nil {
-		t.Fatalf("check: allocate the SQ: %v", err)
-	}
-	_, cqDMA, err := pdev.DMAAllocCoherent(ringSize * sacc.CompletionSize)
-	if err != nil {
-		t.Fatalf("check: allocate the CQ: %v", err)
-	}
-	regs.Writeq(sacc.RegSQBaseLo, sqDMA)
-	regs.Writel(sacc.RegSQSize, ringSize)
-	regs.Writeq(sacc.RegCQBaseLo, cqDMA)
-	regs.Writel(sacc.RegCQSize, ringSize)
-	regs.Writel(sacc.RegCTRL, sacc.CtrlEnable)
-	for i := 0; regs.Readl(sacc.RegSTATUS)&sacc.StatusReady == 0; i++ {
-		if i == 100 {
-			t.Fatalf("check: the device did not become READY")
-		}
-		m.CPU.Delay(500)
-	}
-	return &rig{Machine: m, pdev: pdev, regs: regs, q: Queue{SQ: sqCPU, Size: ringSize}}
+	rr := ringrig.Up(t, cfg, ringSize)
+	return &rig{Machine: rr.Machine, pdev: rr.PDev, regs: rr.Regs, q: Queue{SQ: rr.SQ, Size: ringSize}}
 }
 
 // settle lets the device finish what it was given and hands every completion

@@ -1,4 +1,4 @@
-// Package ringrig is what the exercises of chapters 05–08 share: a booted
+// Package ringrig is what the ring exercises (chapters 03 and 05–08) share: a booted
 // machine with the SACC device running and its rings programmed, the state a
 // driver's probe leaves it in, and a reference submitter and completion reader
 // that the tests use for the half of the driver the learner is not writing.
