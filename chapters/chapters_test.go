@@ -318,52 +318,128 @@ func runOutput(t *testing.T, s scenario.Scenario, opts map[string]string, cfg ma
 	return out.String()
 }
 
-// TestBreakItBoxes runs the command each chapter's "Break it" box suggests and
-// checks that what the box tells the learner to look for is really there.
+// A breakIt is one "Break it" box: the command it has the learner run, and what
+// the box says they will see (has) or no longer see (hasNot) in that command's
+// output — the trace and the "# " narrative, as `saccbook run` prints them.
+type breakIt struct {
+	file, command string
+	has, hasNot   []string
+}
+
+// breakIts are the "Break it" boxes of every chapter.
+var breakIts = []breakIt{
+	{"01-finding-the-device.md", "saccbook run 01 --quirks skip-memory-enable",
+		[]string{"# pci_enable_device: COMMAND 0x0000 (memory space off); MAGIC reads 0xffffffff", "reason=unmapped", "BAR0 does not decode"},
+		[]string{"pci_bar_map"}},
+	{"01-finding-the-device.md", "saccbook run 01 --quirks bar-sizing-no-mask",
+		[]string{"BAR0 holds 0xffffe000", "COMMAND 0x0002 (memory space on); MAGIC reads 0xffffffff"}, nil},
+	{"02-mmio.md", "saccbook run 02 --quirks wrong-width",
+		[]string{"# ioread32(MAGIC) = 0x4a4e524f", "size=2 reason=bad-width", "bad MAGIC 0xffff"}, nil},
+	{"03-the-doorbell-page.md", "saccbook run 03 --quirks map-register-page",
+		[]string{"the process reads MAGIC 0x4a4e524f there"}, []string{"refused, EPERM"}},
+	{"03-the-doorbell-page.md", "saccbook run 03 --quirks doorbell-out-of-range",
+		[]string{"sacc_reg_write reg=SQ_TAIL size=4 val=0x9", "sacc_device_error code=0x5"}, []string{"the device fetched slots 5, 6, 7, 0"}},
+	{"04-dma.md", "saccbook run 04 --quirks skip-bus-master",
+		[]string{"sacc_device_error code=0x2", "COMMAND = 0x0002, bus master off"}, nil},
+
+	// 05: a full ring taken for an empty one; CQ_HEAD never returned.
+	{"05-rings.md", "saccbook run 05 --quirks full-is-tail-eq-head",
+		[]string{"SQ_TAIL 0 -> 0, 8 descriptors", "never completed", "SQ head 0 tail 0"}, nil},
+	{"05-rings.md", "saccbook run 05 --quirks no-cq-head",
+		[]string{"never completed", "CQ tail 7 head 0", "stalled true"}, nil},
+	// 06: the expected phase wrong in each of the ways the box lists.
+	{"06-phase-bits.md", "saccbook run 06 --quirks no-phase-flip",
+		[]string{"job 4 (req_id 0x0) was reported done before the device had posted it"}, []string{"lap 2:"}},
+	{"06-phase-bits.md", "saccbook run 06 --quirks expected-phase-zero",
+		[]string{"job 0 (req_id 0x0) was reported done before the device had posted it"}, nil},
+	{"06-phase-bits.md", "saccbook run 06 --quirks phase-first",
+		[]string{"never completed", "completion for unknown req_id 0x0"}, nil},
+	// 07: the missing barrier breaks arm64 only.
+	{"07-ordering-and-coherency.md", "saccbook run 07 --quirks missing-wmb",
+		[]string{"arm64, wmb on: 0 of 8 copies arrived", "overtook"}, nil},
+	{"07-ordering-and-coherency.md", "saccbook run 07 --set cpu=x86 --quirks missing-wmb",
+		[]string{"x86, wmb on: 8 of 8 copies arrived"}, []string{"overtook"}},
+	// 08: a masked vector, and the handler that drains before it acknowledges.
+	{"08-interrupts.md", "saccbook run 08 --quirks vector-left-masked",
+		[]string{"control 0x1", "never completed", "IRQ_STATUS 0x1, PBA 0x1"}, nil},
+	{"08-interrupts.md", "saccbook run 08 --quirks drain-then-ack",
+		[]string{"req_id 0x4 never completed", "IRQ_STATUS 0x0"}, nil},
+
+	{"09-the-iommu.md", "saccbook run 09 --quirks no-iotlb-invalidate",
+		[]string{"iommu_iotlb_hit iova=0x80003000", "iommu_translate iova=0x80003000 phys=0x108000",
+			"remap copy: the new buffer holds 0x0 but the OLD one at phys 0x108000 now holds 0x22"},
+		[]string{"iommu_invalidate iova=0x80003000"}},
+	{"09-the-iommu.md", "saccbook run 09 --quirks iotlb-ignores-invalidate",
+		[]string{"iommu_invalidate iova=0x80003000 dropped=0", "now holds 0x22"}, nil},
+	{"10-kernel-bypass.md", "saccbook run 10 --quirks map-register-page",
+		[]string{"mmap(/dev/sacc0, offset 0x0) succeeded at 0x7f0000000000", "SQ_BASE 0x80000000", "sacc_device_error code=0x4",
+			"the next ioctl for anyone: sacc: device error; device was reset (ERR_CODE 0x4: device not enabled)"}, nil},
+	{"11-when-things-go-wrong.md", "saccbook run 11 --quirks doorbell-out-of-range",
+		[]string{"10 NOPs: 9 OK; resets in total: 2", "sacc_reg_write reg=SQ_TAIL size=4 val=0x8\n"}, nil},
+	{"11-when-things-go-wrong.md", "saccbook run 11 --quirks skip-bus-master",
+		[]string{"ERR_CODE 0x2", "sacc_msix_suppressed vector=1 why=bus-master-off"}, []string{": OK in"}},
+	{"12-describing-memory.md", "saccbook run 12 --quirks first-page-only",
+		[]string{"kernel buffer phys 0x112800-0x113fff (two pages) mapped at dma 0x80002800: MEMCPY of 6144 bytes, status bad address",
+			"fault record 0: iova 0x80003000 reason 1 (not-present) access Read source 0x0018", "status OK, result_len 12288; data arrived"}, nil},
+	{"12-describing-memory.md", "saccbook run 12 --quirks wrong-dma-direction",
+		[]string{"status bad address, result_len 0; data did NOT arrive", "fault record 0: iova 0x80006800 reason 2 (write-denied) access Write"}, nil},
+	{"13-capstone.md", "saccbook run 13 --quirks no-cq-head",
+		[]string{"sacc_cq_full cq_tail=31 cq_head=0", "saccbook run: scenario capstone: sacc: request timed out"}, nil},
+	{"13-capstone.md", "saccbook run 13 --quirks drain-then-ack",
+		[]string{"64 doorbells, 64 interrupts", "8 doorbells,  8 interrupts"}, []string{"saccbook run: scenario"}},
+}
+
+// TestBreakItBoxes runs the command of every chapter's "Break it" box and checks
+// that what the box tells the learner to look for is really there, and that the
+// chapter still names what the command switches on.
 func TestBreakItBoxes(t *testing.T) {
-	for _, tc := range []struct {
-		file, command string
-		has, hasNot   []string
-	}{
-		{"01-finding-the-device.md", "saccbook run 01 --quirks skip-memory-enable",
-			[]string{"# pci_enable_device: COMMAND 0x0000 (memory space off); MAGIC reads 0xffffffff", "reason=unmapped", "BAR0 does not decode"},
-			[]string{"pci_bar_map"}},
-		{"01-finding-the-device.md", "saccbook run 01 --quirks bar-sizing-no-mask",
-			[]string{"BAR0 holds 0xffffe000", "COMMAND 0x0002 (memory space on); MAGIC reads 0xffffffff"}, nil},
-		{"02-mmio.md", "saccbook run 02 --quirks wrong-width",
-			[]string{"# ioread32(MAGIC) = 0x4a4e524f", "size=2 reason=bad-width", "bad MAGIC 0xffff"}, nil},
-		{"03-the-doorbell-page.md", "saccbook run 03 --quirks map-register-page",
-			[]string{"the process reads MAGIC 0x4a4e524f there"}, []string{"refused, EPERM"}},
-		{"03-the-doorbell-page.md", "saccbook run 03 --quirks doorbell-out-of-range",
-			[]string{"sacc_reg_write reg=SQ_TAIL size=4 val=0x9", "sacc_device_error code=0x5"}, []string{"the device fetched slots 5, 6, 7, 0"}},
-		{"04-dma.md", "saccbook run 04 --quirks skip-bus-master",
-			[]string{"sacc_device_error code=0x2", "COMMAND = 0x0002, bus master off"}, nil},
-	} {
-		t.Run(tc.command, func(t *testing.T) {
-			// The box names the quirk; the first one in a box gives the whole command.
-			_, flags, _ := strings.Cut(tc.command, " --")
-			if !strings.Contains(chapterText(t, tc.file), "--"+flags) {
-				t.Errorf("%s does not suggest %q any more: update this test", tc.file, "--"+flags)
-			}
-			_, s, opts, cfg, err := parseCommand(tc.command)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := runOutput(t, s, opts, cfg)
-			for _, want := range tc.has {
-				if !strings.Contains(out, want) {
-					t.Errorf("the output has no %q", want)
-				}
-			}
-			for _, bad := range tc.hasNot {
-				if strings.Contains(out, bad) {
-					t.Errorf("the output has %q", bad)
-				}
-			}
-			if t.Failed() {
-				t.Logf("output:\n%s", out)
-			}
-		})
+	covered := map[string]bool{}
+	for _, b := range breakIts {
+		covered[b.file] = true
+		t.Run(b.file+"/"+b.command, func(t *testing.T) { checkBreakIt(t, b) })
+	}
+	files, err := fs.Glob(FS, "[01][0-9]-*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.Contains(chapterText(t, file), "Break it") && !covered[file] {
+			t.Errorf("%s has a Break-it box that no case here checks", file)
+		}
+	}
+}
+
+// checkBreakIt is the one check behind every Break-it case.
+func checkBreakIt(t *testing.T, b breakIt) {
+	t.Helper()
+	_, s, opts, cfg, err := parseCommand(b.command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := chapterText(t, b.file)
+	for _, name := range cfg.Quirks.Names() {
+		if !strings.Contains(text, name) {
+			t.Errorf("%s does not name the quirk %s any more: update this case", b.file, name)
+		}
+	}
+	for k, v := range opts {
+		if !strings.Contains(text, k+"="+v) {
+			t.Errorf("%s does not suggest %s=%s any more: update this case", b.file, k, v)
+		}
+	}
+	out := runOutput(t, s, opts, cfg)
+	for _, want := range b.has {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output has no %q", want)
+		}
+	}
+	for _, bad := range b.hasNot {
+		if strings.Contains(out, bad) {
+			t.Errorf("the output has %q", bad)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
 	}
 }
 
@@ -758,54 +834,4 @@ func TestChapter13Numbers(t *testing.T) {
 	small := output09to13(t, "saccbook run 13 --set size=256")
 	s1, si := row(small, "polling, one doorbell per job"), row(small, "irq,     one doorbell per job")
 	checkQuotes(t, file, []quote{q("(%d − %d = %d ns for 64 jobs)", si[0], s1[0], si[0]-s1[0])})
-}
-
-// TestBreakItBoxes09to13 runs what the "Break it" boxes of chapters 09–13
-// suggest and checks that what they tell the learner to look for is there.
-func TestBreakItBoxes09to13(t *testing.T) {
-	for _, tc := range []struct {
-		file, command string
-		has, hasNot   []string
-	}{
-		{"09-the-iommu.md", "saccbook run 09 --quirks no-iotlb-invalidate",
-			[]string{"iommu_iotlb_hit iova=0x80003000", "iommu_translate iova=0x80003000 phys=0x108000",
-				"remap copy: the new buffer holds 0x0 but the OLD one at phys 0x108000 now holds 0x22"},
-			[]string{"iommu_invalidate iova=0x80003000"}},
-		{"09-the-iommu.md", "saccbook run 09 --quirks iotlb-ignores-invalidate",
-			[]string{"iommu_invalidate iova=0x80003000 dropped=0", "now holds 0x22"}, nil},
-		{"10-kernel-bypass.md", "saccbook run 10 --quirks map-register-page",
-			[]string{"mmap(/dev/sacc0, offset 0x0) succeeded at 0x7f0000000000", "SQ_BASE 0x80000000", "sacc_device_error code=0x4",
-				"the next ioctl for anyone: sacc: device error; device was reset (ERR_CODE 0x4: device not enabled)"}, nil},
-		{"11-when-things-go-wrong.md", "saccbook run 11 --quirks doorbell-out-of-range",
-			[]string{"10 NOPs: 9 OK; resets in total: 2", "sacc_reg_write reg=SQ_TAIL size=4 val=0x8\n"}, nil},
-		{"11-when-things-go-wrong.md", "saccbook run 11 --quirks skip-bus-master",
-			[]string{"ERR_CODE 0x2", "sacc_msix_suppressed vector=1 why=bus-master-off"}, []string{": OK in"}},
-		{"12-describing-memory.md", "saccbook run 12 --quirks first-page-only",
-			[]string{"kernel buffer phys 0x112800-0x113fff (two pages) mapped at dma 0x80002800: MEMCPY of 6144 bytes, status bad address",
-				"fault record 0: iova 0x80003000 reason 1 (not-present) access Read source 0x0018", "status OK, result_len 12288; data arrived"}, nil},
-		{"12-describing-memory.md", "saccbook run 12 --quirks wrong-dma-direction",
-			[]string{"status bad address, result_len 0; data did NOT arrive", "fault record 0: iova 0x80006800 reason 2 (write-denied) access Write"}, nil},
-		{"13-capstone.md", "saccbook run 13 --quirks no-cq-head",
-			[]string{"sacc_cq_full cq_tail=31 cq_head=0", "saccbook run: scenario capstone: sacc: request timed out"}, nil},
-		{"13-capstone.md", "saccbook run 13 --quirks drain-then-ack",
-			[]string{"64 doorbells, 64 interrupts", "8 doorbells,  8 interrupts"}, []string{"saccbook run: scenario"}},
-	} {
-		t.Run(tc.command, func(t *testing.T) {
-			_, flags, _ := strings.Cut(tc.command, " --")
-			if !strings.Contains(chapterText(t, tc.file), "--"+flags) {
-				t.Errorf("%s does not suggest %q any more: update this test", tc.file, "--"+flags)
-			}
-			out := output09to13(t, tc.command)
-			for _, want := range tc.has {
-				if !strings.Contains(out, want) {
-					t.Errorf("the output has no %q", want)
-				}
-			}
-			for _, bad := range tc.hasNot {
-				if strings.Contains(out, bad) {
-					t.Errorf("the output has %q", bad)
-				}
-			}
-		})
-	}
 }
