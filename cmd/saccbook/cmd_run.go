@@ -157,6 +157,3 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
-
-// workloadList is the list of scenarios, under the name older commands use.
-func workloadList() string { return scenarioList() }

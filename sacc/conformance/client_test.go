@@ -260,7 +260,6 @@ func (c *client) okTime(format string, args ...any) uint64 {
 }
 
 // I/O ports.
-func (c *client) outb(port uint16, v uint8)  { c.t.Helper(); c.ok("outb 0x%x 0x%x", port, v) }
 func (c *client) outw(port uint16, v uint16) { c.t.Helper(); c.ok("outw 0x%x 0x%x", port, v) }
 func (c *client) outl(port uint16, v uint32) { c.t.Helper(); c.ok("outl 0x%x 0x%x", port, v) }
 func (c *client) inb(port uint16) uint8      { c.t.Helper(); return uint8(c.okValue("inb 0x%x", port)) }

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -9,17 +8,33 @@ import (
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
-// Errors system calls return (errno).
-var (
-	ENOENT = errors.New("ENOENT: no such file or device")
-	EBADF  = errors.New("EBADF: bad file descriptor")
-	EINVAL = errors.New("EINVAL: invalid argument")
-	EPERM  = errors.New("EPERM: operation not permitted")
-	ENOMEM = errors.New("ENOMEM: out of memory")
-	EBUSY  = errors.New("EBUSY: device or resource busy")
-	EAGAIN = errors.New("EAGAIN: try again")
-	EIO    = errors.New("EIO: input/output error")
+// Errno is the error a system call returns, numbered as Linux numbers them.
+type Errno uint8
+
+// Errors system calls return.
+const (
+	EPERM  Errno = 1  // operation not permitted
+	ENOENT Errno = 2  // no such file or device
+	EIO    Errno = 5  // input/output error
+	EBADF  Errno = 9  // bad file descriptor
+	EAGAIN Errno = 11 // try again
+	ENOMEM Errno = 12 // out of memory
+	EBUSY  Errno = 16 // device or resource busy
+	EINVAL Errno = 22 // invalid argument
 )
+
+var errnoText = map[Errno]string{
+	EPERM: "EPERM: operation not permitted", ENOENT: "ENOENT: no such file or device",
+	EIO: "EIO: input/output error", EBADF: "EBADF: bad file descriptor", EAGAIN: "EAGAIN: try again",
+	ENOMEM: "ENOMEM: out of memory", EBUSY: "EBUSY: device or resource busy", EINVAL: "EINVAL: invalid argument",
+}
+
+func (e Errno) Error() string {
+	if s, ok := errnoText[e]; ok {
+		return s
+	}
+	return fmt.Sprintf("errno %d", uint8(e))
+}
 
 // userBase is where a process's mappings start.
 const userBase = 0x7F00_0000_0000

@@ -34,29 +34,6 @@ func newRun(t testing.TB, name string) *runner.Runner {
 	return r
 }
 
-// firstEvent is the sequence number of the first event of kind k in a plain run of
-// the workload.
-func firstEvent(t testing.TB, name string, k trace.Kind) uint64 {
-	t.Helper()
-	w, _ := baremetal.FindWorkload(name)
-	m, err := machineFactory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf trace.Buffer
-	m.Tracer().Attach(&buf)
-	if err := w.Run(m, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range buf.Events {
-		if ev.Kind == k {
-			return ev.Seq
-		}
-	}
-	t.Fatalf("workload %s has no %v event", name, k)
-	return 0
-}
-
 // session runs lines through a monitor and returns the transcript, each command
 // preceded by the prompt and the line as a terminal would show them.
 func session(mo *Monitor, out *bytes.Buffer, lines ...string) string {

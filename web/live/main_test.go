@@ -111,7 +111,6 @@ func (c *bufConn) Write(b []byte) (int, error) {
 
 // client is a test viewer.
 type client struct {
-	t  testing.TB
 	ws *websocket.Conn
 }
 
