@@ -62,13 +62,13 @@ func setUp(t *testing.T, iommu bool) *rig {
 
 // copyOn runs the learner's Copy and returns its results, the events it caused,
 // and how much memory it left allocated.
-func (r *rig) copyOn(dev Device, src []byte) ([]byte, error, []trace.Event, uint64) {
+func (r *rig) copyOn(dev Device, src []byte) ([]byte, []trace.Event, uint64, error) {
 	var out []byte
 	var err error
 	inUse := r.K.MemInUse()
 	mark := r.Mark()
 	r.Do("Copy", budget, func() { out, err = Copy(r.CPU, r.pdev, dev, src) })
-	return out, err, r.Since(mark), r.K.MemInUse() - inUse
+	return out, r.Since(mark), r.K.MemInUse() - inUse, err
 }
 
 func (r *rig) leak(leaked uint64) {
@@ -146,28 +146,28 @@ func message(n int) []byte {
 func TestCopyWithoutIOMMU(t *testing.T) {
 	r := setUp(t, false)
 	src := message(100)
-	out, err, evs, leaked := r.copyOn(r.dev, src)
+	out, evs, leaked, err := r.copyOn(r.dev, src)
 	r.checkCopied(src, out, err, evs, leaked)
 }
 
 func TestCopyBehindTheIOMMU(t *testing.T) {
 	r := setUp(t, true)
 	src := message(100)
-	out, err, evs, leaked := r.copyOn(r.dev, src)
+	out, evs, leaked, err := r.copyOn(r.dev, src)
 	r.checkCopied(src, out, err, evs, leaked)
 }
 
 func TestCopyAcrossPages(t *testing.T) {
 	r := setUp(t, true)
 	src := message(3*sacc.PageSize + 123)
-	out, err, evs, leaked := r.copyOn(r.dev, src)
+	out, evs, leaked, err := r.copyOn(r.dev, src)
 	r.checkCopied(src, out, err, evs, leaked)
 }
 
 func TestCopyReportsAFailedCommand(t *testing.T) {
 	r := setUp(t, false)
 	bad := &failingDevice{}
-	out, err, _, leaked := r.copyOn(bad, message(64))
+	out, _, leaked, err := r.copyOn(bad, message(64))
 	if err == nil {
 		r.Fatalf("The device completed the MEMCPY with status %d (bad address) and wrote nothing, yet Copy returned "+
 			"%d bytes and no error. Check the completion's status: anything but sacc.StatusOK is a failure (§8).",
@@ -178,7 +178,7 @@ func TestCopyReportsAFailedCommand(t *testing.T) {
 
 func TestCopyRefusesNothing(t *testing.T) {
 	r := setUp(t, false)
-	_, err, _, leaked := r.copyOn(r.dev, nil)
+	_, _, leaked, err := r.copyOn(r.dev, nil)
 	if err == nil {
 		r.Fatalf("Copy of 0 bytes returned no error. A MEMCPY of length 0 is invalid (§6.3, status 3): " +
 			"return an error for an empty source.")
