@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/saccbook/saccbook/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -95,33 +96,15 @@ func (f *fakeLive) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type testServer struct {
 	h    http.Handler
 	live *fakeLive
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 }
 
 func newTestServer(t *testing.T, edit func(*Config)) *testServer {
 	t.Helper()
-	ts := &testServer{live: &fakeLive{}, log: &syncBuffer{}}
+	ts := &testServer{live: &fakeLive{}, log: &syncbuf.Buffer{}}
 	cfg := Config{
 		Chapters: testBook(),
 		Static:   testStatic(),

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saccbook/saccbook/internal/syncbuf"
 	"github.com/saccbook/saccbook/workbook"
 )
 
@@ -92,25 +93,6 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-// syncBuffer is an output several goroutines may write (watch's tests read it
-// while it runs).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fakeRunner stands in for go test: an exercise passes when its file is the
 // reference solution, and otherwise fails with a message that one of its keyed
 // hints matches.
@@ -155,9 +137,9 @@ func (f *fakeRunner) run(ctx context.Context, exs []*workbook.Exercise, v workbo
 }
 
 // testBench opens the copy with the fake runner and a fixed clock.
-func testBench(t *testing.T, root, stdin string) (*bench, *fakeRunner, *syncBuffer) {
+func testBench(t *testing.T, root, stdin string) (*bench, *fakeRunner, *syncbuf.Buffer) {
 	t.Helper()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	w, err := openBench(root, &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +183,7 @@ func TestListShowsChaptersAndStatus(t *testing.T) {
 	wantLines(t, out.String(), "01 Finding the device", "01-find-device  not started  Find the device on bus 0",
 		"01-size-bar     not started  Size a BAR", "0 of 2 done.", "next: 01-find-device")
 	writeFile(t, filepath.Join(root, "exercises", "01-find-device", "exercise.go"), "package finddevice // mine\n")
-	out.b.Reset()
+	out.Reset()
 	if err := w.list(); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +208,7 @@ func TestCheckRunsStartedExercisesAndRecords(t *testing.T) {
 
 	// Start the second one, wrongly: check shows the failure and the way on.
 	writeFile(t, filepath.Join(root, "exercises", "01-size-bar", "exercise.go"), "package sizebar // not yet\n")
-	out.b.Reset()
+	out.Reset()
 	if err := w.check(context.Background(), "01-size"); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +241,7 @@ func TestHintShowsTheNextLevel(t *testing.T) {
 	root := copyWorkbook(t)
 	w, _, out := testBench(t, root, "")
 	for level, want := range []string{"Hint 1 of 3 (nudge)", "Hint 2 of 3 (concept)", "Hint 3 of 3 (near-answer)", "Hint 3 of 3 (near-answer)"} {
-		out.b.Reset()
+		out.Reset()
 		if err := w.hint("01-size-bar", 0); err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +253,7 @@ func TestHintShowsTheNextLevel(t *testing.T) {
 	if n := progressOf(t, root).Exercises["01-size-bar"].HintsShown; n != 3 {
 		t.Errorf("hints_shown = %d, want 3", n)
 	}
-	out.b.Reset()
+	out.Reset()
 	if err := w.hint("01-size-bar", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +271,7 @@ func TestHintSpeaksToTheLastFailure(t *testing.T) {
 	if err := w.check(context.Background(), "01-size-bar"); err != nil {
 		t.Fatal(err)
 	}
-	out.b.Reset()
+	out.Reset()
 	if err := w.hint("01-size-bar", 0); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +311,7 @@ func TestSolutionAsksUntilSolved(t *testing.T) {
 	if err := w.check(context.Background(), "01-find-device"); err != nil {
 		t.Fatal(err)
 	}
-	out.b.Reset()
+	out.Reset()
 	if err := w.solution("01-find-device", false); err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +350,7 @@ func TestResetKeepsABackup(t *testing.T) {
 	wantLines(t, out.String(), "exercises/.backup/01-size-bar/20260304-050607/")
 
 	// Nothing to reset now; a second reset in the same second keeps both backups.
-	out.b.Reset()
+	out.Reset()
 	if err := w.reset("01-size-bar", true); err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +403,7 @@ func TestWatchReRunsOnSaveAndMovesOn(t *testing.T) {
 }
 
 // waitFor waits until s has appeared n times in out.
-func waitFor(t *testing.T, out *syncBuffer, s string, n int) {
+func waitFor(t *testing.T, out *syncbuf.Buffer, s string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for strings.Count(out.String(), s) < n {

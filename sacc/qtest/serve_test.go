@@ -10,10 +10,11 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/saccbook/saccbook/internal/syncbuf"
 )
 
 // timeout bounds every wait in these tests, so that a server that fails to answer
@@ -361,7 +362,7 @@ func TestServeListener(t *testing.T) {
 				}
 				return newFake(fakeEvents...), nil
 			}
-			var log syncBuffer
+			var log syncbuf.Buffer
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
@@ -463,23 +464,4 @@ func (l *failingListener) Accept() (net.Conn, error) {
 	default:
 	}
 	return c, err
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent reads a test does while
-// ServeListener writes (ServeListener itself serializes its writes).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
