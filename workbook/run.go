@@ -255,15 +255,6 @@ type testEvent struct {
 	FailedBuild string
 }
 
-// Test runs one exercise's tests on the given variant of its files.
-func (b *Book) Test(ctx context.Context, ex *Exercise, v Variant) (*Result, error) {
-	results, err := b.Run(ctx, []*Exercise{ex}, v, nil)
-	if err != nil {
-		return nil, err
-	}
-	return results[ex.ID], nil
-}
-
 // Run runs the tests of exs with the variant's files, in one go test: the go
 // command builds and runs the packages in parallel (up to GOMAXPROCS at a time).
 // progress, if not nil, hears of each exercise as its tests start (with a nil

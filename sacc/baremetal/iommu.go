@@ -71,19 +71,6 @@ func (pt *PageTables) MapRange(iova, phys, n, perm uint64) error {
 	return nil
 }
 
-// Unmap clears the leaf entry of iova's page. The IOTLB may still hold it.
-func (pt *PageTables) Unmap(iova uint64) {
-	table := pt.Root
-	for level := 0; level < sacc.IOPTLevels-1; level++ {
-		e := sacc.PTE(pt.M.Read(table+sacc.IOVAIndex(iova, level)*sacc.IOPTEntrySize, 8))
-		if !e.Present() {
-			return
-		}
-		table = e.Addr()
-	}
-	pt.M.Write(table+sacc.IOVAIndex(iova, sacc.IOPTLevels-1)*sacc.IOPTEntrySize, 8, 0)
-}
-
 // IOMMU programs the IOMMU register block.
 type IOMMU struct{ M *machine.Machine }
 
