@@ -15,8 +15,9 @@
 // with errors.Is and errors.As. A genuine panic inside Run comes back as a *Panic
 // with its stack. This is the only way a run is ended from inside, and this package
 // is the only one that panics or recovers to do it: no panic crosses a package
-// boundary as control flow. A machine stopped partway through an event is left
-// as it was; the callers that stop one either discard it or only read it.
+// boundary as control flow. A stop from inside an event leaves the machine partway
+// through that event: whoever stops a run there discards the machine or only reads
+// it (a process fault is raised before its access, so that machine is whole).
 package sim
 
 import "math/rand/v2"
