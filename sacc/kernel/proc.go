@@ -87,7 +87,12 @@ type ProcStats struct {
 	KernelTime sim.Time
 }
 
-// Segfault is a user access to an address the process has not mapped.
+// Segfault is a user access to an address the process has not mapped. The process
+// cannot go on from it: as SIGSEGV's default action kills a process, the access
+// stops the run (sim.Stop) with the *Segfault as the reason, before anything
+// reaches the CPU, and errors.As finds it in what sim.Run returns. A harness that
+// expects a fault (a test probing an address) runs the access under its own
+// sim.Run, as a signal handler would catch it.
 type Segfault struct{ Addr uint64 }
 
 func (s *Segfault) Error() string { return fmt.Sprintf("segmentation fault at %#x", s.Addr) }
@@ -243,11 +248,12 @@ func (p *Process) Alloc(n uint64) (uint64, error) {
 	})
 }
 
-// translate finds what backs a user virtual address.
+// translate finds what backs a user virtual address; an unmapped one stops the
+// run with a *Segfault.
 func (p *Process) translate(va uint64) (phys uint64, mmio bool) {
 	e, ok := p.pages[va&^sacc.PageMask]
 	if !ok {
-		panic(&Segfault{va})
+		sim.Stop(&Segfault{va})
 	}
 	return e.phys | va&sacc.PageMask, e.mmio
 }

@@ -284,7 +284,9 @@ func TestLoadBytesReturnsWhatIsInMemory(t *testing.T) {
 	}
 }
 
-func TestUnmappedAccessPanicsWithSegfault(t *testing.T) {
+// TestUnmappedAccessStopsTheRunWithSegfault: a user access to an address the
+// process has not mapped ends the run, and the run's result carries the fault.
+func TestUnmappedAccessStopsTheRunWithSegfault(t *testing.T) {
 	h := boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	va := alloc(t, p, 2*pg)
@@ -305,21 +307,21 @@ func TestUnmappedAccessPanicsWithSegfault(t *testing.T) {
 		{"storebytes running off the end", guard, func() { p.StoreBytes(guard-4, buf) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				sf, ok := r.(*kernel.Segfault)
-				if !ok {
-					t.Fatalf("recovered %v (%T), want *kernel.Segfault", r, r)
-				}
-				if sf.Addr != tc.addr {
-					t.Errorf("segfault at %#x, want %#x", sf.Addr, tc.addr)
-				}
-				if want := fmt.Sprintf("segmentation fault at %#x", tc.addr); sf.Error() != want {
-					t.Errorf("error %q, want %q", sf.Error(), want)
-				}
-			}()
-			tc.access()
-			t.Fatal("no panic")
+			err := sim.Run(func() error {
+				tc.access()
+				return errors.New("the access returned")
+			})
+			var stopped *sim.Stopped
+			var sf *kernel.Segfault
+			if !errors.As(err, &stopped) || !errors.As(err, &sf) {
+				t.Fatalf("run ended with %v (%T), want stopped by a *kernel.Segfault", err, err)
+			}
+			if sf.Addr != tc.addr {
+				t.Errorf("segfault at %#x, want %#x", sf.Addr, tc.addr)
+			}
+			if want := fmt.Sprintf("segmentation fault at %#x", tc.addr); sf.Error() != want {
+				t.Errorf("error %q, want %q", sf.Error(), want)
+			}
 		})
 	}
 	// The mapped pages still work.
@@ -610,10 +612,11 @@ func TestAllocOutOfMemoryIsENOMEMAndLeaksNothing(t *testing.T) {
 	// one stays mapped: the new allocation's guard page faults.
 	small := alloc(t, p, pg)
 	p.Store32(small, 1)
-	defer func() {
-		if _, ok := recover().(*kernel.Segfault); !ok {
-			t.Error("the failed allocation left pages mapped after the next allocation")
-		}
-	}()
-	p.Load32(small + pg)
+	err = sim.Run(func() error {
+		p.Load32(small + pg)
+		return nil
+	})
+	if sf := (*kernel.Segfault)(nil); !errors.As(err, &sf) {
+		t.Errorf("the failed allocation left pages mapped after the next allocation: the guard page read gave %v", err)
+	}
 }

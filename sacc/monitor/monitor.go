@@ -24,6 +24,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/runner"
+	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -117,30 +118,28 @@ func tapOf(m *machine.Machine) *tap {
 // ---------------------------------------------------------------------------
 // Running commands
 
-// errInternal wraps a panic caught while running a command.
+// errInternal is a panic (or a stray stop) caught while running a command.
 type errInternal struct{ v any }
 
 func (e errInternal) Error() string { return fmt.Sprintf("internal error: %v", e.v) }
 
-// do runs fn on the machine's goroutine while the run is held. A panic in fn is
-// caught there (it must not unwind through the runner's request loop) and returned.
+// internal turns what sim.Run caught into the error a command reports: the panic's
+// value, as QEMU prints an internal error, or the stop.
+func internal(err error) error {
+	if p := (*sim.Panic)(nil); errors.As(err, &p) {
+		return errInternal{p.Value}
+	}
+	return errInternal{err}
+}
+
+// do runs fn on the machine's goroutine while the run is held. A panic in fn ends
+// fn only (the runner runs each request under sim.Run) and is returned.
 func (mo *Monitor) do(fn func(m *machine.Machine)) error {
-	var caught any
-	err := mo.r.Do(func(m *machine.Machine) {
-		defer func() {
-			if p := recover(); p != nil {
-				caught = p
-			}
-		}()
-		fn(m)
-	})
-	if err != nil {
+	err := mo.r.Do(fn)
+	if err == nil || errors.Is(err, runner.ErrClosed) {
 		return err
 	}
-	if caught != nil {
-		return errInternal{caught}
-	}
-	return nil
+	return internal(err)
 }
 
 // view runs fn on the machine's goroutine, collecting what it writes, and copies
@@ -156,12 +155,18 @@ func (mo *Monitor) view(fn func(b *bytes.Buffer, m *machine.Machine)) error {
 // whether the command was quit. It never panics: a parse error is printed as
 // QEMU prints it, and anything unexpected as one "internal error" line.
 func (mo *Monitor) Exec(line string) (quit bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(mo.out, "internal error: %v\n", p)
-			quit = false
-		}
-	}()
+	err := sim.Run(func() error {
+		quit = mo.exec(line)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(mo.out, "%v\n", internal(err))
+		return false
+	}
+	return quit
+}
+
+func (mo *Monitor) exec(line string) (quit bool) {
 	c, err := Parse(line)
 	if err != nil {
 		var pe *ParseError

@@ -329,3 +329,27 @@ func TestExecNeverPanics(t *testing.T) {
 		t.Errorf("after Close: %q", out.String())
 	}
 }
+
+// TestPanicInAViewIsOneInternalErrorLine: a view that panics on the machine's
+// goroutine is reported as one line, and the run stays held and usable.
+func TestPanicInAViewIsOneInternalErrorLine(t *testing.T) {
+	r := newRun(t, "job")
+	var out bytes.Buffer
+	mo := New(r, &out)
+	mo.Exec("step 5")
+	err := mo.view(func(b *bytes.Buffer, m *machine.Machine) {
+		b.WriteString("partial\n")
+		panic("the view broke")
+	})
+	if err == nil || err.Error() != "internal error: the view broke" {
+		t.Fatalf("view that panics = %v", err)
+	}
+	if st := r.State(); st.Seq != 5 || st.Done {
+		t.Fatalf("the run after the panic: %+v", st)
+	}
+	out.Reset()
+	mo.Exec("info registers")
+	if !strings.Contains(out.String(), "MAGIC") {
+		t.Errorf("info registers after the panic: %q", out.String())
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // MaxLine is the longest request line Serve accepts, not counting its newline. It
@@ -256,22 +258,22 @@ func serveConn(ctx context.Context, conn net.Conn, id uint64, newMachine func() 
 	if a := conn.RemoteAddr(); a != nil && a.String() != "" && a.String() != "@" {
 		name += " from " + a.String()
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(log, "qtest: %s: internal error: %v\n", name, r)
+	if err := sim.Run(func() error {
+		m, err := newMachine()
+		if err == nil && m == nil {
+			err = errors.New("no machine")
 		}
-	}()
-	m, err := newMachine()
-	if err == nil && m == nil {
-		err = errors.New("no machine")
-	}
-	if err != nil {
-		fmt.Fprintf(log, "qtest: %s: cannot create a machine: %v\n", name, err)
-		return
-	}
-	err = Serve(ctx, conn, conn, m, log)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-		fmt.Fprintf(log, "qtest: %s: %v\n", name, err)
+		if err != nil {
+			fmt.Fprintf(log, "qtest: %s: cannot create a machine: %v\n", name, err)
+			return nil
+		}
+		err = Serve(ctx, conn, conn, m, log)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+			fmt.Fprintf(log, "qtest: %s: %v\n", name, err)
+		}
+		return nil
+	}); err != nil {
+		fmt.Fprintf(log, "qtest: %s: internal error: %v\n", name, caught(err))
 	}
 }
 

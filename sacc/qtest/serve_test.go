@@ -357,8 +357,11 @@ func TestServeListener(t *testing.T) {
 			}
 			var made atomic.Int32
 			newMachine := func() (Machine, error) {
-				if made.Add(1) == 3 {
+				switch made.Add(1) {
+				case 3:
 					return nil, errors.New("out of machines")
+				case 5:
+					panic("the machine factory broke")
 				}
 				return newFake(fakeEvents...), nil
 			}
@@ -390,6 +393,10 @@ func TestServeListener(t *testing.T) {
 			c.expectEOF()
 			d := dial(t, network, addr)
 			d.do("readb 0", "OK 0x0000000000000000")
+			// So is one whose machine factory panics.
+			e := dial(t, network, addr)
+			e.expectEOF()
+			d.do("readb 0", "OK 0x0000000000000000")
 
 			// A client that hangs up is forgotten.
 			b.conn.Close()
@@ -409,8 +416,9 @@ func TestServeListener(t *testing.T) {
 				t.Error("listener still accepts after ServeListener returned")
 			}
 			s := log.String()
-			if !strings.Contains(s, "pio_write port=0x80") || !strings.Contains(s, "cannot create a machine: out of machines") {
-				t.Errorf("log = %q, want a trace line and the machine error", s)
+			if !strings.Contains(s, "pio_write port=0x80") || !strings.Contains(s, "cannot create a machine: out of machines") ||
+				!strings.Contains(s, "internal error: the machine factory broke") {
+				t.Errorf("log = %q, want a trace line, the machine error and the panic", s)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package qtest
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -81,16 +82,25 @@ func (s *Session) Close() {
 // newline). It never panics for any input: a panic inside the machine (a bug) is
 // answered "FAIL internal error: ..." so that the server keeps serving.
 func (s *Session) Exec(line string) (reply string) {
-	defer func() {
-		if r := recover(); r != nil {
-			reply = oneLine(fmt.Sprintf("FAIL internal error: %v", r))
-		}
-	}()
-	reply = s.exec(line)
+	if err := sim.Run(func() error {
+		reply = s.exec(line)
+		return nil
+	}); err != nil {
+		return oneLine(fmt.Sprintf("FAIL internal error: %v", caught(err)))
+	}
 	if strings.HasPrefix(reply, "FAIL") {
 		reply = oneLine(reply)
 	}
 	return reply
+}
+
+// caught is what to say about a failure sim.Run caught: a panic's value, or the
+// stop that reached a session, where no run is meant to be stopped.
+func caught(err error) any {
+	if p := (*sim.Panic)(nil); errors.As(err, &p) {
+		return p.Value
+	}
+	return err
 }
 
 // oneLine makes sure a reply cannot break the one-line-per-request framing, whatever

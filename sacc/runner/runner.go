@@ -8,6 +8,12 @@
 // the program inside the event and serves requests — closures that inspect or poke
 // the machine — on that same goroutine, so no machine state is ever touched from two
 // goroutines. The machine's own goroutine is the program's.
+//
+// The program runs under sim.Run. Closing the runner, or starting over to step
+// back, while the program is held stops it (sim.Stop) from inside the gate, which
+// unwinds it to that Run; any other stop (a user process's segmentation fault) or
+// a panic ends the program as a failure, reported in State.Err. A request runs
+// under a sim.Run of its own, so nothing it does unwinds the held program.
 package runner
 
 import (
@@ -16,6 +22,7 @@ import (
 	"math"
 
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -36,6 +43,7 @@ type State struct {
 
 type request struct {
 	fn   func(m *machine.Machine)
+	err  error // what sim.Run returned for fn; set before done closes
 	done chan struct{}
 }
 
@@ -49,7 +57,7 @@ type Runner struct {
 	program Program
 
 	m       *machine.Machine
-	reqs    chan request
+	reqs    chan *request
 	resumes chan resume
 	held    chan State
 	quit    chan struct{}
@@ -64,8 +72,9 @@ type Runner struct {
 // ErrClosed is returned by calls on a closed runner.
 var ErrClosed = errors.New("runner: closed")
 
-// errStop unwinds the program goroutine when the runner is closed while it is held.
-var errStop = errors.New("runner: stopped")
+// errEnded is the reason the runner stops its own program with: the run is being
+// closed, or thrown away to start over.
+var errEnded = errors.New("runner: run ended")
 
 // New builds a machine and starts the program, held before its first event.
 func New(factory Factory, program Program) (*Runner, error) {
@@ -83,7 +92,7 @@ func (r *Runner) start(budget uint64) error {
 		return err
 	}
 	r.m = m
-	r.reqs = make(chan request)
+	r.reqs = make(chan *request)
 	r.resumes = make(chan resume)
 	r.held = make(chan State)
 	r.quit = make(chan struct{})
@@ -99,23 +108,23 @@ func (r *Runner) start(budget uint64) error {
 // run is the program goroutine.
 func (r *Runner) run() {
 	defer close(r.exited)
-	err := func() (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				if p == errStop {
-					err = errStop
-					return
-				}
-				err = fmt.Errorf("program panicked: %v", p)
-			}
-		}()
+	err := sim.Run(func() error {
 		if r.budget == 0 {
 			r.hold(0, uint64(r.m.Now()))
 		}
 		return r.program(r.m)
-	}()
-	if err == errStop {
+	})
+	var stopped *sim.Stopped
+	var p *sim.Panic
+	switch {
+	case errors.As(err, &stopped) && stopped.Reason == errEnded:
 		return
+	case errors.As(err, &stopped):
+		// A stop the runner did not ask for, such as a process's segmentation
+		// fault: the program did not return, which is reported as a panic is.
+		err = fmt.Errorf("program panicked: %w", stopped)
+	case errors.As(err, &p):
+		err = fmt.Errorf("program %w", p) // "program panicked: VALUE"
 	}
 	// The program is done; keep serving requests until closed. Device events still
 	// queued run only when a request runs the clock.
@@ -151,7 +160,10 @@ func (r *Runner) hold(seq, t uint64) {
 		select {
 		case req := <-r.reqs:
 			r.serving = true
-			req.fn(r.m)
+			req.err = sim.Run(func() error {
+				req.fn(r.m)
+				return nil
+			})
 			r.serving = false
 			close(req.done)
 		case res := <-r.resumes:
@@ -165,10 +177,10 @@ func (r *Runner) hold(seq, t uint64) {
 }
 
 // unwind leaves the program goroutine when the runner closes: a program still
-// running is unwound by a panic that run recovers.
+// running is stopped, which returns from the sim.Run in run.
 func (r *Runner) unwind(st State) {
 	if !st.Done {
-		panic(errStop)
+		sim.Stop(errEnded)
 	}
 }
 
@@ -220,15 +232,18 @@ func (r *Runner) RunTo(seq uint64) (State, error) {
 }
 
 // Do runs fn on the machine's goroutine while the run is held. fn may inspect
-// anything; what it changes becomes part of the run (and is not replayed).
+// anything; what it changes becomes part of the run (and is not replayed). fn
+// runs under a sim.Run of its own: if it panics, or something in it stops the run
+// (a user access to an unmapped page), Do returns that *sim.Panic or *sim.Stopped
+// and the run stays held where it was.
 func (r *Runner) Do(fn func(m *machine.Machine)) error {
 	if r.closing {
 		return ErrClosed
 	}
-	req := request{fn: fn, done: make(chan struct{})}
+	req := &request{fn: fn, done: make(chan struct{})}
 	r.reqs <- req
 	<-req.done
-	return nil
+	return req.err
 }
 
 // stop ends the program goroutine.

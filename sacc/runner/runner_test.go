@@ -1,13 +1,17 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/baremetal"
+	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 func factory() (*machine.Machine, error) { return machine.New(machine.Config{}) }
@@ -127,5 +131,135 @@ func TestCloseWhileHeldReleasesTheProgram(t *testing.T) {
 	case <-r.exited:
 	default:
 		t.Fatal("program goroutine still running after Close")
+	}
+}
+
+// TestCloseReachesThroughANestedRun: a program that runs its work under a sim.Run
+// of its own, and forwards what it does not handle, is still released by Close.
+func TestCloseReachesThroughANestedRun(t *testing.T) {
+	returned := false
+	r, err := New(factory, func(m *machine.Machine) error {
+		err := sim.Run(func() error { return oneJob(m) })
+		sim.Forward(err)
+		returned = true
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Step(20)
+	r.Close()
+	select {
+	case <-r.exited:
+	default:
+		t.Fatal("program goroutine still running after Close")
+	}
+	if returned {
+		t.Error("the program went on after the runner stopped it")
+	}
+}
+
+// TestStepBackStopsTheRunUnderWay: going back stops the first run, on the machine
+// it had, and the replay finishes with no error of the first run's.
+func TestStepBackStopsTheRunUnderWay(t *testing.T) {
+	r, err := New(factory, oneJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Step(30)
+	first := r.exited
+	if _, err := r.RunTo(10); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first:
+	default:
+		t.Fatal("the first run's goroutine still running after going back")
+	}
+	if st, err := r.Continue(); err != nil || !st.Done || st.Err != nil {
+		t.Fatalf("the replay: %+v %v", st, err)
+	}
+}
+
+func TestPanickingProgramIsReported(t *testing.T) {
+	r, err := New(factory, func(m *machine.Machine) error {
+		m.Read(sacc.ECAMAddress(0, 3, 0, 0), 4)
+		panic("the program broke")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	st, err := r.Continue()
+	if err != nil || !st.Done || st.Err == nil {
+		t.Fatalf("continue: %+v %v", st, err)
+	}
+	if got, want := st.Err.Error(), "program panicked: the program broke"; got != want {
+		t.Errorf("Err = %q, want %q", got, want)
+	}
+	var p *sim.Panic
+	if !errors.As(st.Err, &p) || p.Value != "the program broke" {
+		t.Errorf("errors.As(Err, *sim.Panic) = %v", p)
+	}
+	// The run is held at its end and still answers requests.
+	if v := look(t, r); v.time != st.Time {
+		t.Errorf("a look after the panic: %+v", v)
+	}
+}
+
+// TestProcessFaultEndsTheProgram: a user access to an unmapped page stops the
+// program; the runner reports it as it reports a panic, with the fault inside.
+func TestProcessFaultEndsTheProgram(t *testing.T) {
+	const va = 0x1234
+	r, err := New(factory, func(m *machine.Machine) error {
+		h, err := host.BootOn(m, host.Config{NoDriver: true})
+		if err != nil {
+			return err
+		}
+		h.K.NewProcess("app").Load32(va)
+		return errors.New("the access returned")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	st, err := r.Continue()
+	if err != nil || !st.Done {
+		t.Fatalf("continue: %+v %v", st, err)
+	}
+	if got, want := fmt.Sprint(st.Err), "program panicked: segmentation fault at 0x1234"; got != want {
+		t.Errorf("Err = %q, want %q", got, want)
+	}
+	var sf *kernel.Segfault
+	if !errors.As(st.Err, &sf) || sf.Addr != va {
+		t.Errorf("errors.As(Err, *kernel.Segfault) = %v", sf)
+	}
+}
+
+// TestRequestThatPanicsLeavesTheRunHeld: a request's panic is Do's error; the
+// program is not unwound and the run goes on from where it was held.
+func TestRequestThatPanicsLeavesTheRunHeld(t *testing.T) {
+	r, err := New(factory, oneJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	st, _ := r.Step(5)
+	err = r.Do(func(*machine.Machine) { panic("the request broke") })
+	var p *sim.Panic
+	if !errors.As(err, &p) || p.Value != "the request broke" {
+		t.Fatalf("Do of a panicking request = %v (%T)", err, err)
+	}
+	err = r.Do(func(*machine.Machine) { sim.Stop(errors.New("the request stopped")) })
+	var stopped *sim.Stopped
+	if !errors.As(err, &stopped) || stopped.Reason.Error() != "the request stopped" {
+		t.Fatalf("Do of a request that stops = %v (%T)", err, err)
+	}
+	if now := r.State(); now.Seq != st.Seq || now.Done {
+		t.Fatalf("after the requests: %+v, before: %+v", now, st)
+	}
+	if end, err := r.Continue(); err != nil || !end.Done || end.Err != nil {
+		t.Fatalf("continue after the requests: %+v %v", end, err)
 	}
 }

@@ -2,6 +2,22 @@
 // nanoseconds, an event queue ordered by (time, sequence number), and a seeded random
 // number generator. Nothing here reads the wall clock, so a run is a function of its
 // configuration and seed alone.
+//
+// # Stopping a run
+//
+// The CPU side of a run (a driver, a scenario, user code, a learner's exercise) is
+// ordinary sequential Go code calling machine and CPU operations, and what ends it
+// early is noticed deep inside it: a runner closing or a viewer leaving, in a trace
+// sink called from a device event; a user access to an unmapped page, in the
+// process's page table; a watchdog, in an event of its own. Stop ends the run from
+// there: it unwinds the goroutine to the Run that started the run, which returns a
+// *Stopped with the reason given, so the caller tells its own stops from others
+// with errors.Is and errors.As. A genuine panic inside Run comes back as a *Panic
+// with its stack. This is the only way a run is ended from inside, and this package
+// is the only one that panics or recovers to do it: no panic crosses a package
+// boundary as control flow. A stop from inside an event leaves the machine partway
+// through that event: whoever stops a run there discards the machine or only reads
+// it (a process fault is raised before its access, so that machine is whole).
 package sim
 
 import "math/rand/v2"

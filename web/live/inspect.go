@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/monitor"
 	"github.com/saccbook/saccbook/sacc/runner"
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // An inspector answers a socket's inspect requests, one at a time, on its own
@@ -79,21 +79,31 @@ func (in *inspector) drop() {
 	in.r, in.mon, in.dirty = nil, nil, false
 }
 
+// handle answers one request. A panic is answered with session-failed and the
+// runner is dropped.
 func (in *inspector) handle(req inspectReq) {
-	defer func() {
-		if p := recover(); p != nil {
-			in.h.log.Error("live: inspection panicked", "panic", p, "stack", string(debug.Stack()))
-			if r := in.r; r != nil {
-				in.r = nil
-				func() {
-					defer func() { recover() }() // its state is unknown
-					r.Close()
-				}()
-			}
-			in.mon, in.dirty = nil, false
-			in.c.send(errorMessage(codeFailed, fmt.Sprintf("inspection failed: %v", p), req.id))
-		}
-	}()
+	err := sim.Run(func() error {
+		in.answer(req)
+		return nil
+	})
+	if err == nil {
+		return
+	}
+	v, stack := caught(err)
+	in.h.log.Error("live: inspection panicked", "panic", v, "stack", stack)
+	if r := in.r; r != nil {
+		in.r = nil
+		// Its state is unknown: a second failure while closing it is not news.
+		_ = sim.Run(func() error {
+			r.Close()
+			return nil
+		})
+	}
+	in.mon, in.dirty = nil, false
+	in.c.send(errorMessage(codeFailed, fmt.Sprintf("inspection failed: %v", v), req.id))
+}
+
+func (in *inspector) answer(req inspectReq) {
 	if req.cfg != in.cfg {
 		in.drop()
 		in.cfg = req.cfg

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/scenario"
 )
@@ -31,6 +32,17 @@ func init() {
 			m.Read(0xb0018000, 4) // ECAM: a configuration read
 			m.Read(0xb0018000, 4)
 			panic("deliberate test panic")
+		},
+	}
+	testScenarios["test-segfault"] = scenario.Scenario{
+		Name: "test-segfault", Summary: "a process touches an address it has not mapped",
+		Run: func(m *machine.Machine, env *scenario.Env) error {
+			h, err := host.BootOn(m, host.Config{NoDriver: true})
+			if err != nil {
+				return err
+			}
+			h.K.NewProcess("app").Store32(0x1234, 1)
+			return errors.New("the store returned")
 		},
 	}
 }

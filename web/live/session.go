@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/coder/websocket"
 	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -49,18 +49,38 @@ func (s *socket) readLoop() {
 // handle answers one client message. A panic is answered with session-failed and
 // the socket goes on.
 func (s *socket) handle(data []byte) {
-	var m clientMsg
-	defer func() {
-		if p := recover(); p != nil {
-			s.h.log.Error("live: panic handling a message", "panic", p, "stack", string(debug.Stack()))
-			s.c.send(errorMessage(codeFailed, fmt.Sprintf("internal error: %v", p), m.ID))
+	var m clientMsg // as far as it was parsed, for the reply's id
+	if err := sim.Run(func() error {
+		var err error
+		if m, err = parseClient(data); err != nil {
+			s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
+			return nil
 		}
-	}()
-	m, err := parseClient(data)
-	if err != nil {
-		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
-		return
+		s.dispatch(m)
+		return nil
+	}); err != nil {
+		v, stack := caught(err)
+		s.h.log.Error("live: panic handling a message", "panic", v, "stack", stack)
+		s.c.send(errorMessage(codeFailed, fmt.Sprintf("internal error: %v", v), m.ID))
 	}
+}
+
+// caught is what sim.Run caught on a goroutine that serves a socket, where no run
+// is meant to be stopped: a panic's value and stack, or the stray stop and its.
+func caught(err error) (v any, stack string) {
+	var p *sim.Panic
+	if errors.As(err, &p) {
+		return p.Value, p.Stack
+	}
+	var st *sim.Stopped
+	if errors.As(err, &st) {
+		return st, st.Stack
+	}
+	return err, ""
+}
+
+// dispatch answers one parsed client message.
+func (s *socket) dispatch(m clientMsg) {
 	switch m.Type {
 	case "hello":
 		s.hello(m)
@@ -201,7 +221,8 @@ func runPrivate(ctx context.Context, h *Hub, c *conn, cfg *runConfig) {
 	c.send(endMessage(res.seq, res.t, res.err, logLines(narrative.Bytes())))
 }
 
-// errStopped unwinds a run from inside its trace sink.
+// errStopped is the reason a run's trace sink stops it with (sim.Stop): its
+// viewer has gone, or a new hello or the hub's closing has cancelled it.
 var errStopped = errors.New("live: run stopped")
 
 type runResult struct {
@@ -209,29 +230,41 @@ type runResult struct {
 	err     error  // what the scenario returned
 	failure string // why the run could not finish: a panic, no machine
 	stack   string
-	stopped bool // unwound by its sink
+	stopped bool // stopped by its sink
 }
 
-// runScenario runs cfg's scenario on a fresh machine with sink attached.
+// runScenario runs cfg's scenario on a fresh machine with sink attached, under
+// sim.Run: a stop with errStopped is the sink's, and any other stop (a process's
+// segmentation fault) or a panic is a failure, reported as a panic.
 func runScenario(cfg *runConfig, sink trace.Sink, narrative io.Writer) (res runResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			if p == errStopped {
-				res.stopped = true
-				return
-			}
-			res.failure = fmt.Sprintf("scenario %s panicked: %v", cfg.sc.Name, p)
-			res.stack = string(debug.Stack())
+	noMachine := false
+	err := sim.Run(func() error {
+		m, err := cfg.newMachine()
+		if err != nil {
+			noMachine = true
+			return err
 		}
-	}()
-	m, err := cfg.newMachine()
-	if err != nil {
+		m.Tracer().Attach(sink)
+		err = cfg.sc.Run(m, cfg.env(narrative))
+		res.seq, res.t = m.Tracer().Seq(), uint64(m.Now())
+		return err
+	})
+	var stopped *sim.Stopped
+	var p *sim.Panic
+	switch {
+	case noMachine:
 		res.failure = fmt.Sprintf("no machine: %v", err)
-		return res
+	case errors.As(err, &stopped) && stopped.Reason == errStopped:
+		res.stopped = true
+	case errors.As(err, &stopped):
+		res.failure = fmt.Sprintf("scenario %s panicked: %v", cfg.sc.Name, stopped)
+		res.stack = stopped.Stack
+	case errors.As(err, &p):
+		res.failure = fmt.Sprintf("scenario %s panicked: %v", cfg.sc.Name, p.Value)
+		res.stack = p.Stack
+	default:
+		res.err = err
 	}
-	m.Tracer().Attach(sink)
-	res.err = cfg.sc.Run(m, cfg.env(narrative))
-	res.seq, res.t = m.Tracer().Seq(), uint64(m.Now())
 	return res
 }
 
@@ -249,7 +282,7 @@ type batcher struct {
 func (b *batcher) Record(ev *trace.Event) {
 	if b.ctx.Err() != nil || b.c.stopping() {
 		b.stopped = true
-		panic(errStopped)
+		sim.Stop(errStopped)
 	}
 	if b.n == 0 {
 		b.buf = appendEventsHeader(make([]byte, 0, 16<<10), ev.Seq)
@@ -260,7 +293,7 @@ func (b *batcher) Record(ev *trace.Event) {
 	b.n++
 	if b.n == maxBatch && !b.flush() {
 		b.stopped = true
-		panic(errStopped)
+		sim.Stop(errStopped)
 	}
 }
 

@@ -364,6 +364,26 @@ func TestPanickingScenario(t *testing.T) {
 	}
 }
 
+// TestSegfaultingScenario: a process fault ends the run as a panic does, with
+// session-failed naming the fault, and the inspector's runner says the same.
+func TestSegfaultingScenario(t *testing.T) {
+	s := newServer(t, serverOpt{})
+	c := s.dial(t, "/ws/session", dialOpt{})
+	defer c.close()
+	c.send(t, hello("test-segfault", 1, nil))
+	c.expect(t, "welcome")
+	var m msg
+	for m = c.read(t); m.Type == "events"; m = c.read(t) {
+	}
+	if want := "scenario test-segfault panicked: segmentation fault at 0x1234"; m.Type != "error" || m.Code != "session-failed" || m.Message != want {
+		t.Fatalf("after the events: %s, want session-failed %q", m.Raw, want)
+	}
+	c.send(t, map[string]any{"type": "inspect", "id": 1, "seq": 100000, "line": "stop"})
+	if m := c.expect(t, "inspect"); !strings.Contains(m.Output, "program panicked: segmentation fault at 0x1234") {
+		t.Fatalf("inspect after the fault: %s", m.Raw)
+	}
+}
+
 // TestNewHelloReplacesTheRun: a hello in the middle of a run ends it; after the
 // new welcome, the new run's events start at 1.
 func TestNewHelloReplacesTheRun(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -178,7 +179,8 @@ func (s *streamSink) pause() {
 	}
 }
 
+// stop ends the run: the hub is closing.
 func (s *streamSink) stop() {
 	s.stopped = true
-	panic(errStopped)
+	sim.Stop(errStopped)
 }

@@ -6,6 +6,7 @@ package bypassrig
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/quirk"
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // Rig is a booted system with the driver bound and one process, "app".
@@ -137,17 +139,18 @@ func (r *Rig) Completion(cq uint64, i uint32) (sacc.Completion, error) {
 	return sacc.DecodeCompletion(b[:]), nil
 }
 
-// Safely runs f, turning a segmentation fault of the process into an error.
-func Safely(f func()) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if sf, ok := v.(*kernel.Segfault); ok {
-				err = sf
-				return
-			}
-			panic(v)
-		}
-	}()
-	f()
+// Safely runs f, turning a segmentation fault of the process into an error. It
+// runs f under a sim.Run of its own, as a signal handler catches SIGSEGV; any other
+// stop or panic goes on to the Run around it (check's Do).
+func Safely(f func()) error {
+	err := sim.Run(func() error {
+		f()
+		return nil
+	})
+	var sf *kernel.Segfault
+	if errors.As(err, &sf) {
+		return sf
+	}
+	sim.Forward(err)
 	return nil
 }

@@ -21,9 +21,9 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -188,9 +188,10 @@ func Footer(meta Meta) string {
 }
 
 // Do runs the learner's code f under a watchdog and reports whether it returned.
-// It stops the test, with a message a learner can act on, if f panics, if it is
-// still running after budget nanoseconds of virtual time (measured from now) or
-// after WallClockLimit of real time. what names the function ("FindSACC").
+// It stops the test, with a message a learner can act on, if f panics or faults
+// (a user access to an unmapped page), if it is still running after budget
+// nanoseconds of virtual time (measured from now) or after WallClockLimit of real
+// time. what names the function ("FindSACC").
 func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	m.t.Helper()
 	wd := &watchdog{}
@@ -199,22 +200,18 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 		m.from, m.who = m.Mark(), what
 	}
 	m.M.Sim().Schedule(budget, wd, 0, 0, 0)
-	done := make(chan any, 1)
+	done := make(chan error, 1)
 	go func() {
-		defer func() {
-			r := recover()
-			if r != nil {
-				if _, ok := r.(watchdogFired); !ok {
-					r = panicked{value: r, stack: learnerFrames(debug.Stack())}
-				}
-			}
-			done <- r
-		}()
-		f()
+		var err error
+		defer func() { done <- err }() // also when f ends the goroutine (runtime.Goexit)
+		err = sim.Run(func() error {
+			f()
+			return nil
+		})
 	}()
-	var r any
+	var err error
 	select {
-	case r = <-done:
+	case err = <-done:
 	case <-time.After(WallClockLimit):
 		// The learner's code still holds the machine: say so without touching it.
 		m.t.Fatalf("\n%s is still running after %v of real time. A loop that never ends, "+
@@ -222,13 +219,19 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 			what, WallClockLimit, Footer(m.meta))
 	}
 	wd.disarmed = true
-	switch r := r.(type) {
-	case nil:
-	case watchdogFired:
+	var stopped *sim.Stopped
+	var p *sim.Panic
+	switch {
+	case err == nil:
+	case errors.As(err, &stopped) && stopped.Reason == errWatchdog:
 		m.t.Fatal(m.Report(fmt.Sprintf("%s is still running after %s of virtual time (it started at t=%d ns). "+
 			"A loop that waits for something that never comes? Every wait needs a deadline.", what, Duration(budget), start)))
-	case panicked:
-		m.t.Fatal(m.Report(fmt.Sprintf("%s panicked: %v\n%s", what, r.value, r.stack)))
+	case errors.As(err, &stopped):
+		// A fault of the learner's process (a *kernel.Segfault): told as a panic,
+		// with the lines of the learner's code it came through.
+		m.t.Fatal(m.Report(fmt.Sprintf("%s panicked: %v\n%s", what, stopped, learnerFrames(stopped.Stack))))
+	case errors.As(err, &p):
+		m.t.Fatal(m.Report(fmt.Sprintf("%s panicked: %v\n%s", what, p.Value, learnerFrames(p.Stack))))
 	}
 }
 
@@ -250,27 +253,23 @@ func Duration(ns sim.Time) string {
 }
 
 // watchdog is a machine event that fires at the end of the budget. Any CPU
-// operation that lets virtual time pass runs it; it unwinds the learner's code
-// with a panic that Do recovers.
+// operation that lets virtual time pass runs it; it stops the learner's code
+// (sim.Stop), which returns from the sim.Run in Do.
 type watchdog struct{ disarmed bool }
 
-type watchdogFired struct{}
+// errWatchdog is the reason the watchdog stops a run with.
+var errWatchdog = errors.New("check: the virtual-time budget ran out")
 
 func (w *watchdog) HandleEvent(sim.Event) {
 	if !w.disarmed {
-		panic(watchdogFired{})
+		sim.Stop(errWatchdog)
 	}
 }
 
-type panicked struct {
-	value any
-	stack string
-}
-
 // learnerFrames keeps the stack lines that point into the exercise's own source.
-func learnerFrames(stack []byte) string {
+func learnerFrames(stack string) string {
 	var out []string
-	lines := strings.Split(string(stack), "\n")
+	lines := strings.Split(stack, "\n")
 	for i := 1; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
 		if strings.Contains(l, "/exercises/") && strings.Contains(l, ".go:") &&
