@@ -109,6 +109,21 @@ func TestEveryKindHasAnEmitterThatPassesItsArgumentsInOrder(t *testing.T) {
 			t.Errorf("kind %s has no emitter", k)
 		}
 	}
+	// Every exported method that starts with Emit is the emitter of a kind.
+	typ := emitters.Type()
+	for i := range typ.NumMethod() {
+		name := typ.Method(i).Name
+		if !strings.HasPrefix(name, "Emit") {
+			continue
+		}
+		found := false
+		for _, k := range parsed {
+			found = found || k.Method() == name
+		}
+		if !found {
+			t.Errorf("Tracer.%s emits no kind of the table: run go generate ./sacc/trace", name)
+		}
+	}
 }
 
 func TestANilTracerRecordsNothing(t *testing.T) {

@@ -102,10 +102,6 @@ func (t *Tracer) PC() uintptr { return t.pc }
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
 
-// Emit records an event of kind k with up to four arguments; the typed emitters
-// replace it.
-func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) { t.emit(k, a0, a1, a2, a3) }
-
 // emit records an event of kind k with up to four arguments. Code outside this
 // package emits through the typed emitters generated from the kinds table
 // (emit_gen.go), which pass each kind's arguments in its order and zero the rest.
