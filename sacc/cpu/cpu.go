@@ -255,14 +255,14 @@ func (c *CPU) takeInterrupts() {
 		}
 		c.stats.Interrupts++
 		c.inIRQ = true
-		c.trace.Emit(trace.IRQEntry, uint64(v), 0, 0, 0)
+		c.trace.EmitIRQEntry(uint64(v))
 		c.m.Advance(c.cost.InterruptEntry)
 		handled := c.irqHandler(v)
 		h := uint64(0)
 		if handled {
 			h = 1
 		}
-		c.trace.Emit(trace.IRQExit, uint64(v), h, 0, 0)
+		c.trace.EmitIRQExit(uint64(v), h)
 		c.inIRQ = false
 	}
 }
@@ -516,7 +516,7 @@ func (c *CPU) barrier(op uint64) {
 	if op != trace.BarrierWMB {
 		c.lastOrder = c.m.Now() // later loads are performed after this point
 	}
-	c.trace.Emit(trace.CPUBarrier, op, uint64(n), 0, 0)
+	c.trace.EmitCPUBarrier(op, uint64(n))
 	c.end(c.cost.Barrier)
 }
 
@@ -528,7 +528,7 @@ func (c *CPU) barrier(op uint64) {
 func (c *CPU) mmioOrder(barrier bool) {
 	if c.cfg.Arch == X86 || barrier {
 		if n := c.drainAll(); n > 0 && c.cfg.Arch == ARM64 {
-			c.trace.Emit(trace.CPUBarrier, trace.BarrierWMB, uint64(n), 0, 0)
+			c.trace.EmitCPUBarrier(trace.BarrierWMB, uint64(n))
 		}
 	}
 }
@@ -647,7 +647,7 @@ func (c *CPU) cacheOp(op uint64, addr, n uint64) {
 			lines += c.cache.invalidate(addr, n)
 		}
 	}
-	c.trace.Emit(trace.CPUCache, op, addr, n, uint64(lines))
+	c.trace.EmitCPUCache(op, addr, n, uint64(lines))
 	c.end(c.cost.Barrier + sim.Time(lines)*c.cost.MemoryStore)
 }
 

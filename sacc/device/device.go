@@ -141,10 +141,8 @@ func (d *Device) Config() *pci.Function { return d.cfg }
 // that a vector unmasked through Message Control can fire (§9).
 func (d *Device) ConfigWritten() { d.deliverPending() }
 
-func (d *Device) emit(k trace.Kind, a0, a1, a2, a3 uint64) { d.trace.Emit(k, a0, a1, a2, a3) }
-
 func (d *Device) guestError(off uint64, size int, reason uint64, val uint64) {
-	d.emit(trace.GuestError, off, uint64(size), reason, val)
+	d.trace.EmitGuestError(off, uint64(size), reason, val)
 }
 
 func (d *Device) ready() bool  { return d.status&sacc.StatusReady != 0 }
@@ -177,7 +175,7 @@ func (d *Device) ReadBAR0(off uint64, size int) uint64 {
 	} else {
 		v = uint64(d.reg32(uint32(off)))
 	}
-	d.emit(trace.RegRead, off, uint64(size), v, 0)
+	d.trace.EmitRegRead(off, uint64(size), v)
 	return v
 }
 
@@ -220,7 +218,7 @@ func (d *Device) WriteBAR0(off uint64, size int, v uint64) {
 		d.guestError(off, size, trace.ErrWidth, v)
 		return
 	}
-	d.emit(trace.RegWrite, off, uint64(size), v, 0)
+	d.trace.EmitRegWrite(off, uint64(size), v)
 	if size == 8 {
 		// A 64-bit base write is both halves at once; the enable rule applies as
 		// to each half.
@@ -262,7 +260,7 @@ func (d *Device) writeReg32(off uint32, v uint32) {
 		if v&sacc.IRQCompletion != 0 && d.irqStatus&sacc.IRQCompletion != 0 {
 			d.irqStatus &^= sacc.IRQCompletion
 			d.pba &^= 1 << sacc.MSIXVectorComplete // the condition is gone
-			d.emit(trace.IRQAck, 0, 0, 0, 0)
+			d.trace.EmitIRQAck()
 		}
 	case sacc.RegSCRATCH:
 		d.scratch = v
@@ -294,13 +292,13 @@ func (d *Device) writeCtrl(v uint32) {
 		}
 		if !sacc.ValidRingConfig(d.sqBase, d.sqSize, d.cqBase, d.cqSize) {
 			// v1 (§7.5): refused; ENABLE does not stick, READY stays 0.
-			d.emit(trace.EnableRefused, uint64(d.sqSize), uint64(d.cqSize), d.sqBase, d.cqBase)
+			d.trace.EmitEnableRefused(uint64(d.sqSize), uint64(d.cqSize), d.sqBase, d.cqBase)
 			d.deviceError(sacc.StatusRingConfig)
 			return
 		}
 		d.ctrl |= sacc.CtrlEnable
 		d.clearRingState()
-		d.emit(trace.Enable, uint64(d.sqSize), uint64(d.cqSize), 0, 0)
+		d.trace.EmitEnable(uint64(d.sqSize), uint64(d.cqSize))
 		// v1 (§7.5): READY one enable latency later, never in the same instant.
 		d.sim.Schedule(max(d.cost.EnableLatency, 1), d, opReady, d.epoch, 0)
 	case !on && was:
@@ -311,7 +309,7 @@ func (d *Device) writeCtrl(v uint32) {
 		d.irqStatus = 0
 		d.pba &^= 1 << sacc.MSIXVectorComplete
 		d.clearRingState()
-		d.emit(trace.Disable, 0, 0, 0, 0)
+		d.trace.EmitDisable()
 	}
 }
 
@@ -331,7 +329,7 @@ func (d *Device) reset() {
 	d.irqStatus = 0
 	d.pba = 0 // no interrupt condition survives a reset
 	d.clearRingState()
-	d.emit(trace.Reset, 0, 0, 0, 0)
+	d.trace.EmitReset()
 }
 
 // ringDoorbell is a write to SQ_TAIL (§5.1, §7.6).
@@ -345,7 +343,7 @@ func (d *Device) ringDoorbell(v uint32) {
 		d.deviceError(sacc.StatusDoorbell)
 	default:
 		d.sqTail = v
-		d.emit(trace.Doorbell, uint64(v), uint64(d.sqHead), 0, 0)
+		d.trace.EmitDoorbell(uint64(v), uint64(d.sqHead))
 		d.kick(d.cost.MMIOWrite)
 	}
 }
@@ -361,11 +359,11 @@ func (d *Device) writeCQHead(v uint32) {
 		d.deviceError(sacc.StatusDoorbell)
 	default:
 		d.cqHead = v
-		d.emit(trace.CQHeadWrite, uint64(v), 0, 0, 0)
+		d.trace.EmitCQHeadWrite(uint64(v))
 		if d.stalled && !sacc.RingFull(d.cqTail, d.cqHead, d.cqSize) {
 			// §7.3: the device resumes by itself once a slot is free.
 			d.stalled = false
-			d.emit(trace.CQResume, uint64(v), 0, 0, 0)
+			d.trace.EmitCQResume(uint64(v))
 			d.kick(d.cost.MMIOWrite)
 		}
 	}
@@ -403,7 +401,7 @@ func (d *Device) HandleEvent(ev sim.Event) {
 	switch ev.Op {
 	case opReady:
 		d.status |= sacc.StatusReady
-		d.emit(trace.Ready, 0, 0, 0, 0)
+		d.trace.EmitReady()
 	case opFetch:
 		d.fetch()
 	case opExecute:
@@ -424,16 +422,16 @@ func (d *Device) busMaster() bool {
 func (d *Device) fetch() {
 	if d.sqHead == d.sqTail {
 		d.busy = false
-		d.emit(trace.Idle, uint64(d.sqHead), 0, 0, 0)
+		d.trace.EmitIdle(uint64(d.sqHead))
 		return
 	}
 	if sacc.RingFull(d.cqTail, d.cqHead, d.cqSize) && !d.quirks.Has(quirk.NoCQFullCheck) {
 		d.busy, d.stalled = false, true
-		d.emit(trace.CQFull, uint64(d.cqTail), uint64(d.cqHead), 0, 0)
+		d.trace.EmitCQFull(uint64(d.cqTail), uint64(d.cqHead))
 		return
 	}
 	addr := d.sqBase + uint64(d.sqHead)*sacc.DescriptorSize
-	d.emit(trace.Fetch, uint64(d.sqHead), addr, 0, 0)
+	d.trace.EmitFetch(uint64(d.sqHead), addr)
 	if !d.busMaster() {
 		d.deviceError(sacc.StatusBadAddress) // §7.6: no DMA without bus mastering
 		return
@@ -444,7 +442,7 @@ func (d *Device) fetch() {
 		return
 	}
 	d.bus.RAM().Read(seg.phys, d.descBuf[:])
-	d.emit(trace.DMARead, seg.iova, seg.phys, seg.n, 0)
+	d.trace.EmitDMARead(seg.iova, seg.phys, seg.n)
 	d.desc = sacc.DecodeDescriptor(d.descBuf[:])
 	d.sim.Schedule(walk+d.cost.DMAReadLatency+d.cost.Transfer(sacc.DescriptorSize), d, opExecute, d.epoch, 0)
 }
@@ -453,7 +451,7 @@ func (d *Device) fetch() {
 // destination range — translating every page before a byte moves.
 func (d *Device) execute() {
 	desc := d.desc
-	d.emit(trace.Descriptor, uint64(desc.ReqID), uint64(desc.Opcode), uint64(desc.Length), uint64(desc.Flags))
+	d.trace.EmitDescriptor(uint64(desc.ReqID), uint64(desc.Opcode), uint64(desc.Length), uint64(desc.Flags))
 	d.src, d.dst, d.walkCost = d.src[:0], d.dst[:0], 0
 	switch {
 	case desc.Opcode == sacc.OpNOP:
@@ -485,7 +483,7 @@ func (d *Device) execute() {
 		return
 	}
 	for _, s := range d.src {
-		d.emit(trace.DMARead, s.iova, s.phys, s.n, 0)
+		d.trace.EmitDMARead(s.iova, s.phys, s.n)
 	}
 	// The source streams in over the link; the data moves when it has arrived.
 	d.sim.Schedule(d.cost.DeviceCommand+d.walkCost+d.cost.DMAReadLatency+d.cost.Transfer(n), d, opMoveData, d.epoch, 0)
@@ -562,7 +560,7 @@ func (d *Device) moveData() {
 		}
 	}
 	for _, s := range d.dst {
-		d.emit(trace.DMAWrite, s.iova, s.phys, s.n, 0)
+		d.trace.EmitDMAWrite(s.iova, s.phys, s.n)
 	}
 	// The engine streams: it writes each page-sized chunk as soon as that chunk has
 	// arrived, so only the last chunk's write is still on the link now.
@@ -607,7 +605,7 @@ func (d *Device) finish(status sacc.Status, delay sim.Time) {
 	if status != sacc.StatusOK {
 		// §7.6: a per-command error sets ERR_CODE, not STATUS.ERROR.
 		d.errCode = uint32(status)
-		d.emit(trace.CommandError, uint64(d.desc.ReqID), uint64(status), 0, 0)
+		d.trace.EmitCommandError(uint64(d.desc.ReqID), uint64(status))
 	}
 	d.sim.Schedule(delay, d, opPost, d.epoch, 0)
 }
@@ -647,14 +645,14 @@ func (d *Device) post() {
 		ram.Write(seg.phys, entry[:sacc.CplBodySize])
 		ram.Write(seg.phys+sacc.CplPhaseOff, entry[sacc.CplPhaseOff:])
 	}
-	d.emit(trace.DMAWrite, seg.iova, seg.phys, seg.n, 0)
-	d.emit(trace.CQPost, uint64(d.cqTail), uint64(cpl.ReqID), uint64(cpl.Status), uint64(cpl.Phase))
+	d.trace.EmitDMAWrite(seg.iova, seg.phys, seg.n)
+	d.trace.EmitCQPost(uint64(d.cqTail), uint64(cpl.ReqID), uint64(cpl.Status), uint64(cpl.Phase))
 
 	// §7.2: each side inverts its phase when its index wraps.
 	if d.cqTail++; d.cqTail == d.cqSize {
 		d.cqTail = 0
 		d.phase ^= 1
-		d.emit(trace.PhaseFlip, uint64(d.phase), 0, 0, 0)
+		d.trace.EmitPhaseFlip(uint64(d.phase))
 	}
 	if d.sqHead++; d.sqHead == d.sqSize {
 		d.sqHead = 0
@@ -664,7 +662,7 @@ func (d *Device) post() {
 	}
 	if d.sqHead == d.sqTail {
 		d.busy = false
-		d.emit(trace.Idle, uint64(d.sqHead), 0, 0, 0)
+		d.trace.EmitIdle(uint64(d.sqHead))
 		return
 	}
 	d.sim.Schedule(0, d, opFetch, d.epoch, 0)
@@ -704,10 +702,10 @@ func (d *Device) signal(v int) {
 	ctl := d.msixControl()
 	switch {
 	case ctl&sacc.MSIXCtrlEnable == 0:
-		d.emit(trace.MSIXSuppressed, uint64(v), trace.SuppressDisabled, 0, 0)
+		d.trace.EmitMSIXSuppressed(uint64(v), trace.SuppressDisabled)
 	case ctl&sacc.MSIXCtrlFunctionMask != 0 || d.entry(v).Masked():
 		d.pba |= 1 << v
-		d.emit(trace.MSIXPending, uint64(v), 0, 0, 0)
+		d.trace.EmitMSIXPending(uint64(v))
 	default:
 		d.send(v)
 	}
@@ -717,11 +715,11 @@ func (d *Device) signal(v int) {
 // delivery time later.
 func (d *Device) send(v int) {
 	if !d.busMaster() {
-		d.emit(trace.MSIXSuppressed, uint64(v), trace.SuppressBusMaster, 0, 0)
+		d.trace.EmitMSIXSuppressed(uint64(v), trace.SuppressBusMaster)
 		return
 	}
 	e := d.entry(v)
-	d.emit(trace.MSIXSend, uint64(v), e.Addr, uint64(e.Data), 0)
+	d.trace.EmitMSIXSend(uint64(v), e.Addr, uint64(e.Data))
 	d.sim.Schedule(d.cost.MSIDelivery, d, opDeliverMSI, e.Addr, uint64(e.Data))
 }
 
@@ -734,11 +732,11 @@ func (d *Device) deliverMSI(addr uint64, data uint32) {
 	}
 	seg, _, ok := d.mapOne(addr, 4, sacc.AccessWrite)
 	if !ok || addr&3 != 0 {
-		d.emit(trace.MSIXSuppressed, 0, trace.SuppressFault, 0, 0)
+		d.trace.EmitMSIXSuppressed(0, trace.SuppressFault)
 		return
 	}
 	d.bus.RAM().Store(seg.phys, 4, uint64(data))
-	d.emit(trace.DMAWrite, seg.iova, seg.phys, 4, 0)
+	d.trace.EmitDMAWrite(seg.iova, seg.phys, 4)
 }
 
 // deliverPending sends every pending vector that is no longer masked (§9).
@@ -816,7 +814,7 @@ func (d *Device) deviceError(code sacc.Status) {
 	d.errCode = uint32(code)
 	d.busy, d.stalled = false, false
 	d.epoch++
-	d.emit(trace.DeviceError, uint64(code), 0, 0, 0)
+	d.trace.EmitDeviceError(uint64(code))
 	d.signal(sacc.MSIXVectorError) // v1 (§7.6)
 }
 

@@ -142,12 +142,6 @@ func (u *IOMMU) State() State {
 	}
 }
 
-func (u *IOMMU) emit(k trace.Kind, a0, a1, a2, a3 uint64) {
-	if u.tr != nil {
-		u.tr.Emit(k, a0, a1, a2, a3)
-	}
-}
-
 // is64 reports whether off is the base of one of the 64-bit registers (§10 "RW 64" /
 // "WO 64"), the only offsets that accept a 64-bit access.
 func is64(off uint64) bool {
@@ -185,7 +179,7 @@ func (u *IOMMU) ReadReg(off uint64, size int) (val uint64, ok bool) {
 	} else {
 		val = uint64(u.reg32(off))
 	}
-	u.emit(trace.IOMMURegRead, off, uint64(size), val, 0)
+	u.tr.EmitIOMMURegRead(off, uint64(size), val)
 	return val, true
 }
 
@@ -257,7 +251,7 @@ func (u *IOMMU) WriteReg(off uint64, size int, val uint64) (ok bool) {
 	if size == 4 {
 		val = uint64(uint32(val))
 	}
-	u.emit(trace.IOMMURegWrite, off, uint64(size), val, 0)
+	u.tr.EmitIOMMURegWrite(off, uint64(size), val)
 	if size == 8 {
 		u.setReg64(off, val)
 		return true
@@ -344,7 +338,7 @@ func (u *IOMMU) invalidate(v uint64) {
 			}
 		}
 	}
-	u.emit(trace.IOMMUInvalidate, page, uint64(dropped), 0, 0)
+	u.tr.EmitIOMMUInvalidate(page, uint64(dropped))
 }
 
 // logUsable reports whether the fault log can hold records at all: FAULT_SIZE must be a
@@ -360,11 +354,11 @@ func (u *IOMMU) logUsable() bool {
 // other, and the IOMMU, which gets no completion for it, advances FAULT_TAIL and posts
 // the MSI all the same.
 func (u *IOMMU) fault(iova uint64, reason sacc.FaultReason, access uint8, source uint16) {
-	u.emit(trace.IOMMUFault, iova, uint64(reason), uint64(access), uint64(source))
+	u.tr.EmitIOMMUFault(iova, uint64(reason), uint64(access), uint64(source))
 	mask := u.faultSize - 1
 	if !u.logUsable() || (u.faultTail+1)&mask == u.faultHead&mask {
 		u.overflow = true
-		u.emit(trace.IOMMUFaultDropped, iova, uint64(reason), 0, 0)
+		u.tr.EmitIOMMUFaultDropped(iova, uint64(reason))
 		return
 	}
 	rec := sacc.FaultRecord{IOVA: iova, SourceID: source, Reason: reason, Access: access}

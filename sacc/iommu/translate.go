@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/saccbook/saccbook/sacc"
-	"github.com/saccbook/saccbook/sacc/trace"
 )
 
 // Translate translates the 4 KiB IOVA page containing iova for one access (access is
@@ -43,16 +42,16 @@ func (u *IOMMU) Translate(iova uint64, access uint8, source uint16) (phys uint64
 	off := iova & sacc.PageMask
 
 	if e := u.lookup(page); e != nil {
-		u.emit(trace.IOTLBHit, page, 0, 0, 0)
+		u.tr.EmitIOTLBHit(page)
 		if r := denied(e.perm, access); r != 0 {
 			u.fault(iova, r, access, source)
 			return 0, false, r
 		}
-		u.emit(trace.IOMMUTranslate, page, e.physPage, e.perm, 0)
+		u.tr.EmitIOMMUTranslate(page, e.physPage, e.perm)
 		return e.physPage | off, false, 0
 	}
 
-	u.emit(trace.IOTLBMiss, page, 0, 0, 0)
+	u.tr.EmitIOTLBMiss(page)
 	physPage, perm, r := u.walk(iova)
 	if r == 0 {
 		r = denied(perm, access)
@@ -62,7 +61,7 @@ func (u *IOMMU) Translate(iova uint64, access uint8, source uint16) (phys uint64
 		return 0, true, r
 	}
 	u.insert(page, physPage, perm)
-	u.emit(trace.IOMMUTranslate, page, physPage, perm, 0)
+	u.tr.EmitIOMMUTranslate(page, physPage, perm)
 	return physPage | off, true, 0
 }
 
@@ -165,7 +164,7 @@ func (u *IOMMU) insert(page, physPage, perm uint64) {
 	}
 	v := &u.tlb[victim]
 	if v.valid {
-		u.emit(trace.IOTLBEvict, v.iovaPage, 0, 0, 0)
+		u.tr.EmitIOTLBEvict(v.iovaPage)
 	}
 	u.clock++
 	*v = tlbEntry{valid: true, iovaPage: page, physPage: physPage, perm: perm, stamp: u.clock}

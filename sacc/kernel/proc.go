@@ -123,7 +123,7 @@ func (p *Process) syscall(nr uint64, a0 uint64, body func() (uint64, error)) (ui
 	if err != nil {
 		r = ^uint64(0)
 	}
-	k.M.Tracer().Emit(trace.Syscall, nr, a0, r, 0)
+	k.M.Tracer().EmitSyscall(nr, a0, r)
 	return ret, err
 }
 

@@ -218,12 +218,12 @@ func allOnes(size int) uint64 {
 // falls across two regions is done byte by byte.
 func (m *Machine) Read(addr uint64, size int) uint64 {
 	if !validSize(size) {
-		m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrWidth, 0)
+		m.trace.EmitGuestError(addr, uint64(size), trace.ErrWidth, 0)
 		return 0
 	}
 	if addr < m.ram.Size() && uint64(size) <= m.ram.Size()-addr {
 		v := m.ram.Load(addr, size)
-		m.trace.Emit(trace.CPURead, addr, uint64(size), v, 0)
+		m.trace.EmitCPURead(addr, uint64(size), v)
 		return v
 	}
 	region, off := m.decodeAccess(addr, size)
@@ -241,27 +241,27 @@ func (m *Machine) Read(addr uint64, size int) uint64 {
 		return m.dev.ReadBAR0(off, size)
 	case RegionBAR1:
 		v := m.dev.ReadBAR1(off, size)
-		m.trace.Emit(trace.CPURead, addr, uint64(size), v, 0)
+		m.trace.EmitCPURead(addr, uint64(size), v)
 		return v
 	case RegionIOMMU:
 		v, ok := m.iommu.ReadReg(off, size)
 		if !ok {
-			m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrWidth, 0)
+			m.trace.EmitGuestError(addr, uint64(size), trace.ErrWidth, 0)
 			return allOnes(size)
 		}
 		return v
 	case RegionIntWindow:
-		m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrIntWindowRead, 0)
+		m.trace.EmitGuestError(addr, uint64(size), trace.ErrIntWindowRead, 0)
 		return allOnes(size)
 	}
-	m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrUnmapped, 0)
+	m.trace.EmitGuestError(addr, uint64(size), trace.ErrUnmapped, 0)
 	return allOnes(size)
 }
 
 // Write is a CPU store of size 1, 2, 4 or 8 bytes, little-endian.
 func (m *Machine) Write(addr uint64, size int, v uint64) {
 	if !validSize(size) {
-		m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrWidth, v)
+		m.trace.EmitGuestError(addr, uint64(size), trace.ErrWidth, v)
 		return
 	}
 	if size < 8 {
@@ -269,7 +269,7 @@ func (m *Machine) Write(addr uint64, size int, v uint64) {
 	}
 	if addr < m.ram.Size() && uint64(size) <= m.ram.Size()-addr {
 		m.ram.Store(addr, size, v)
-		m.trace.Emit(trace.CPUWrite, addr, uint64(size), v, 0)
+		m.trace.EmitCPUWrite(addr, uint64(size), v)
 		return
 	}
 	region, off := m.decodeAccess(addr, size)
@@ -285,20 +285,20 @@ func (m *Machine) Write(addr uint64, size int, v uint64) {
 	case RegionBAR0:
 		m.dev.WriteBAR0(off, size, v)
 	case RegionBAR1:
-		m.trace.Emit(trace.CPUWrite, addr, uint64(size), v, 0)
+		m.trace.EmitCPUWrite(addr, uint64(size), v)
 		m.dev.WriteBAR1(off, size, v)
 	case RegionIOMMU:
 		if !m.iommu.WriteReg(off, size, v) {
-			m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrWidth, v)
+			m.trace.EmitGuestError(addr, uint64(size), trace.ErrWidth, v)
 		}
 	case RegionIntWindow:
 		if size != 4 || addr%4 != 0 {
-			m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrWidth, v)
+			m.trace.EmitGuestError(addr, uint64(size), trace.ErrWidth, v)
 			return
 		}
 		m.Interrupt(addr, uint32(v))
 	default:
-		m.trace.Emit(trace.GuestError, addr, uint64(size), trace.ErrUnmapped, v)
+		m.trace.EmitGuestError(addr, uint64(size), trace.ErrUnmapped, v)
 	}
 }
 
@@ -307,7 +307,7 @@ func (m *Machine) ReadBytes(addr uint64, b []byte) {
 	if m.ram.Contains(addr, uint64(len(b))) {
 		m.ram.Read(addr, b)
 		if len(b) > 0 {
-			m.trace.Emit(trace.CPURead, addr, uint64(len(b)), head8(b), 0)
+			m.trace.EmitCPURead(addr, uint64(len(b)), head8(b))
 		}
 		return
 	}
@@ -321,7 +321,7 @@ func (m *Machine) WriteBytes(addr uint64, b []byte) {
 	if m.ram.Contains(addr, uint64(len(b))) {
 		m.ram.Write(addr, b)
 		if len(b) > 0 {
-			m.trace.Emit(trace.CPUWrite, addr, uint64(len(b)), head8(b), 0)
+			m.trace.EmitCPUWrite(addr, uint64(len(b)), head8(b))
 		}
 		return
 	}
@@ -348,7 +348,7 @@ func (m *Machine) Fill(addr, n uint64, v byte) {
 	if m.ram.Contains(addr, n) {
 		m.ram.Fill(addr, n, v)
 		if n > 0 {
-			m.trace.Emit(trace.CPUWrite, addr, n, uint64(v), 0)
+			m.trace.EmitCPUWrite(addr, n, uint64(v))
 		}
 		return
 	}
@@ -373,7 +373,7 @@ func (m *Machine) configAccess(ecamOff uint64, size int, v uint64, write bool) u
 	bdf := uint64(sacc.SourceID(bus, dev, fn))
 	present := bus == sacc.SACCBus && dev == sacc.SACCDevice && fn == sacc.SACCFunction
 	if write {
-		m.trace.Emit(trace.ConfigWrite, bdf, uint64(reg), uint64(size), v)
+		m.trace.EmitConfigWrite(bdf, uint64(reg), uint64(size), v)
 		if present {
 			m.dev.Config().Write(reg, size, uint32(v))
 			m.configChanged()
@@ -384,7 +384,7 @@ func (m *Machine) configAccess(ecamOff uint64, size int, v uint64, write bool) u
 	if present {
 		val = uint64(m.dev.Config().Read(reg, size))
 	}
-	m.trace.Emit(trace.ConfigRead, bdf, uint64(reg), uint64(size), val)
+	m.trace.EmitConfigRead(bdf, uint64(reg), uint64(size), val)
 	return val
 }
 
@@ -399,10 +399,10 @@ func (m *Machine) configChanged() {
 		}
 		if now != m.bars[i] {
 			if m.bars[i] != 0 {
-				m.trace.Emit(trace.BARUnmap, uint64(i), m.bars[i], 0, 0)
+				m.trace.EmitBARUnmap(uint64(i), m.bars[i])
 			}
 			if now != 0 {
-				m.trace.Emit(trace.BARMap, uint64(i), now, cfg.BARSize(i), 0)
+				m.trace.EmitBARMap(uint64(i), now, cfg.BARSize(i))
 			}
 			m.bars[i] = now
 		}
@@ -413,7 +413,7 @@ func (m *Machine) configChanged() {
 // In is a CPU port input of size 1, 2 or 4 bytes.
 func (m *Machine) In(port uint16, size int) uint32 {
 	v := uint32(m.portAccess(port, size, 0, false))
-	m.trace.Emit(trace.PortIn, uint64(port), uint64(size), uint64(v), 0)
+	m.trace.EmitPortIn(uint64(port), uint64(size), uint64(v))
 	return v
 }
 
@@ -422,13 +422,13 @@ func (m *Machine) Out(port uint16, size int, v uint32) {
 	if size < 4 {
 		v &= uint32(allOnes(size))
 	}
-	m.trace.Emit(trace.PortOut, uint64(port), uint64(size), uint64(v), 0)
+	m.trace.EmitPortOut(uint64(port), uint64(size), uint64(v))
 	m.portAccess(port, size, v, true)
 }
 
 func (m *Machine) portAccess(port uint16, size int, v uint32, write bool) uint64 {
 	if size != 1 && size != 2 && size != 4 {
-		m.trace.Emit(trace.GuestError, uint64(port), uint64(size), trace.ErrWidth, uint64(v))
+		m.trace.EmitGuestError(uint64(port), uint64(size), trace.ErrWidth, uint64(v))
 		return 0
 	}
 	switch {
@@ -451,7 +451,7 @@ func (m *Machine) portAccess(port uint16, size int, v uint32, write bool) uint64
 		off := uint64(bus)<<20 | uint64(dev)<<15 | uint64(fn)<<12 | uint64(reg)
 		return m.configAccess(off, size, uint64(v), write)
 	}
-	m.trace.Emit(trace.GuestError, uint64(port), uint64(size), trace.ErrUnmapped, uint64(v))
+	m.trace.EmitGuestError(uint64(port), uint64(size), trace.ErrUnmapped, uint64(v))
 	return allOnes(size)
 }
 
@@ -491,7 +491,7 @@ func (i *Interrupts) Count(v uint8) uint64 { return i.count[v] }
 // Interrupt is a 32-bit write into the interrupt window, from the CPU or a device.
 func (m *Machine) Interrupt(addr uint64, data uint32) {
 	v := sacc.MSIVector(data)
-	m.trace.Emit(trace.MSIDeliver, addr, uint64(data), uint64(v), 0)
+	m.trace.EmitMSIDeliver(addr, uint64(data), uint64(v))
 	m.irqs.Raise(v)
 }
 

@@ -88,7 +88,7 @@ func (f *fakeMachine) Read(addr uint64, size int) uint64 {
 		f.ReadBytes(addr, b[:size])
 		v = binary.LittleEndian.Uint64(b[:])
 	}
-	f.tr.Emit(trace.CPURead, addr, uint64(size), v, 0)
+	f.tr.EmitCPURead(addr, uint64(size), v)
 	return v
 }
 
@@ -97,7 +97,7 @@ func (f *fakeMachine) Write(addr uint64, size int, val uint64) {
 	for i := 0; i < size; i++ {
 		f.setByte(addr+uint64(i), byte(val>>(8*i)))
 	}
-	f.tr.Emit(trace.CPUWrite, addr, uint64(size), val, 0)
+	f.tr.EmitCPUWrite(addr, uint64(size), val)
 }
 
 func (f *fakeMachine) ReadBytes(addr uint64, b []byte) {
@@ -118,14 +118,14 @@ func (f *fakeMachine) WriteBytes(addr uint64, b []byte) {
 // that tests see the session truncate it.
 func (f *fakeMachine) In(port uint16, size int) uint32 {
 	v := f.ports[port]
-	f.tr.Emit(trace.PortIn, uint64(port), uint64(size), uint64(v), 0)
+	f.tr.EmitPortIn(uint64(port), uint64(size), uint64(v))
 	return v
 }
 
 func (f *fakeMachine) Out(port uint16, size int, val uint32) {
 	f.outs = append(f.outs, portOut{port, size, val})
 	f.ports[port] = val
-	f.tr.Emit(trace.PortOut, uint64(port), uint64(size), uint64(val), 0)
+	f.tr.EmitPortOut(uint64(port), uint64(size), uint64(val))
 }
 
 func (f *fakeMachine) Now() sim.Time         { return f.sim.Now() }

@@ -2,6 +2,13 @@
 // architectural action, stamped with virtual time and a sequence number — and the
 // sinks that keep or print them: an in-memory buffer and ring, QEMU-style text, JSON
 // lines, and Chrome trace-event JSON that opens in Perfetto.
+//
+// The kinds table in kind.go is the one list of kinds: each entry gives a kind's
+// trace name, side, meaning, and its arguments with how they print. From it,
+// go generate ./sacc/trace writes emit_gen.go, one emitter per kind in the manner of
+// QEMU's tracetool: tr.EmitCQPost(cqTail, reqID, status, phase) records
+// sacc_cq_post, so a call site passes exactly the kind's arguments, named as the
+// table names them. A test fails when emit_gen.go no longer matches the table.
 package trace
 
 import (
@@ -37,7 +44,9 @@ type Sink interface {
 }
 
 // Tracer stamps events with the machine's virtual time and a sequence number and
-// hands them to its sinks. The zero value is not usable; call NewTracer.
+// hands them to its sinks. Every kind has its own emitter (EmitCQPost for CQPost)
+// whose parameters are the kind's arguments. The zero value is not usable; call
+// NewTracer. Emitting to a nil *Tracer does nothing.
 type Tracer struct {
 	sim *sim.Sim
 	seq uint64
@@ -93,8 +102,14 @@ func (t *Tracer) PC() uintptr { return t.pc }
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
 
-// Emit records an event of kind k with up to four arguments.
-func (t *Tracer) Emit(k Kind, a0, a1, a2, a3 uint64) {
+// emit records an event of kind k with up to four arguments. Code outside this
+// package emits through the typed emitters generated from the kinds table
+// (emit_gen.go), which pass each kind's arguments in its order and zero the rest.
+// A nil tracer records nothing, so a component built without one need not check.
+func (t *Tracer) emit(k Kind, a0, a1, a2, a3 uint64) {
+	if t == nil {
+		return
+	}
 	t.seq++
 	if r := t.ring; r != nil {
 		// The in-memory recorder alone: write the event straight into its slot.

@@ -23,14 +23,14 @@ func TestTracerSeqIncrementsEvenWithoutSinks(t *testing.T) {
 		t.Fatalf("Seq before any event = %d, want 0", tr.Seq())
 	}
 	for i := range uint64(5) {
-		tr.Emit(trace.Ready, 0, 0, 0, 0)
+		tr.EmitReady()
 		if tr.Seq() != i+1 {
 			t.Fatalf("after %d events with no sink, Seq = %d", i+1, tr.Seq())
 		}
 	}
 	var buf trace.Buffer
 	tr.Attach(&buf)
-	tr.Emit(trace.Idle, 1, 0, 0, 0)
+	tr.EmitIdle(1)
 	if len(buf.Events) != 1 || buf.Events[0].Seq != 6 || tr.Seq() != 6 {
 		t.Errorf("first recorded event has Seq %v, tracer Seq %d; want 6, 6", seqs(buf.Events), tr.Seq())
 	}
@@ -43,25 +43,24 @@ func TestTracerStampsSimTimeKindAndArgs(t *testing.T) {
 	tr.Attach(&buf)
 	steps := []struct {
 		advance sim.Time
+		emit    func()
 		kind    trace.Kind
 		args    [4]uint64
 	}{
-		{0, trace.Enable, [4]uint64{64, 64}},
-		{2000, trace.Ready, [4]uint64{}},
-		{0, trace.Doorbell, [4]uint64{1, 0}},
-		{123, trace.CQPost, [4]uint64{0, 0x40, 0, 1}},
-		{1 << 40, trace.IOMMUFault, [4]uint64{1, 2, 3, 4}},
+		{0, func() { tr.EmitEnable(64, 32) }, trace.Enable, [4]uint64{64, 32}},
+		{2000, func() { tr.EmitReady() }, trace.Ready, [4]uint64{}},
+		{0, func() { tr.EmitDoorbell(1, 0) }, trace.Doorbell, [4]uint64{1, 0}},
+		{123, func() { tr.EmitCQPost(0, 0x40, 0, 1) }, trace.CQPost, [4]uint64{0, 0x40, 0, 1}},
+		{1 << 40, func() { tr.EmitIOMMUFault(1, 2, 3, 4) }, trace.IOMMUFault, [4]uint64{1, 2, 3, 4}},
 	}
-	var now sim.Time
 	for _, st := range steps {
 		s.Advance(st.advance)
-		now += st.advance
-		tr.Emit(st.kind, st.args[0], st.args[1], st.args[2], st.args[3])
+		st.emit()
 	}
 	if len(buf.Events) != len(steps) {
 		t.Fatalf("%d events recorded, want %d", len(buf.Events), len(steps))
 	}
-	now = 0
+	var now sim.Time
 	for i, st := range steps {
 		now += st.advance
 		want := trace.Event{Seq: uint64(i + 1), Time: now, Kind: st.kind, Args: st.args}
@@ -76,7 +75,7 @@ type emitter struct {
 	tr *trace.Tracer
 }
 
-func (e *emitter) HandleEvent(ev sim.Event) { e.tr.Emit(trace.Kind(ev.Op), ev.A, 0, 0, 0) }
+func (e *emitter) HandleEvent(ev sim.Event) { e.tr.EmitIdle(ev.A) }
 
 func TestEventsEmittedFromSimEventsCarryTheirTime(t *testing.T) {
 	s := sim.New(1)
@@ -84,8 +83,8 @@ func TestEventsEmittedFromSimEventsCarryTheirTime(t *testing.T) {
 	var buf trace.Buffer
 	tr.Attach(&buf)
 	h := &emitter{tr}
-	s.Schedule(500, h, uint32(trace.Idle), 1, 0)
-	s.Schedule(70, h, uint32(trace.Idle), 2, 0)
+	s.Schedule(500, h, 0, 1, 0)
+	s.Schedule(70, h, 0, 2, 0)
 	s.RunUntil(10_000)
 	if len(buf.Events) != 2 || buf.Events[0].Time != 70 || buf.Events[1].Time != 500 ||
 		buf.Events[0].Args[0] != 2 || buf.Events[1].Args[0] != 1 {
@@ -102,20 +101,20 @@ func TestAttachAndDetach(t *testing.T) {
 	detachA := tr.Attach(&a)
 	detachB := tr.Attach(trace.Func(func(ev trace.Event) { b = append(b, ev) }))
 	tr.Attach(c)
-	tr.Emit(trace.Ready, 0, 0, 0, 0) // 1: a, b, c
+	tr.EmitReady() // 1: a, b, c
 
 	// A Func is not comparable: detach must not compare sinks.
 	detachB()
-	tr.Emit(trace.Ready, 0, 0, 0, 0) // 2: a, c
+	tr.EmitReady() // 2: a, c
 
 	detachB() // a second detach is a no-op
 	detachA()
-	tr.Emit(trace.Ready, 0, 0, 0, 0) // 3: c
+	tr.EmitReady() // 3: c
 
 	tr.Attach(&a)
-	tr.Emit(trace.Ready, 0, 0, 0, 0) // 4: a, c
-	detachA()                        // the old detach does not remove the new attachment
-	tr.Emit(trace.Ready, 0, 0, 0, 0) // 5: a, c
+	tr.EmitReady() // 4: a, c
+	detachA()      // the old detach does not remove the new attachment
+	tr.EmitReady() // 5: a, c
 
 	cases := []struct {
 		sink string
@@ -139,7 +138,7 @@ func TestSinksReceiveEventsInAttachOrder(t *testing.T) {
 	for i := range 4 {
 		tr.Attach(trace.Func(func(trace.Event) { order = append(order, i) }))
 	}
-	tr.Emit(trace.Ready, 0, 0, 0, 0)
+	tr.EmitReady()
 	if want := []int{0, 1, 2, 3}; !slices.Equal(order, want) {
 		t.Errorf("sinks called in order %v, want %v", order, want)
 	}
@@ -150,9 +149,9 @@ func TestTheSameSinkAttachedTwiceSeesEachEventTwice(t *testing.T) {
 	var buf trace.Buffer
 	first := tr.Attach(&buf)
 	tr.Attach(&buf)
-	tr.Emit(trace.Ready, 0, 0, 0, 0)
+	tr.EmitReady()
 	first()
-	tr.Emit(trace.Ready, 0, 0, 0, 0)
+	tr.EmitReady()
 	if got, want := seqs(buf.Events), []uint64{1, 1, 2}; !slices.Equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
 	}
@@ -168,8 +167,8 @@ func TestASinkMayDetachItselfDuringRecord(t *testing.T) {
 	}))
 	var after trace.Buffer
 	tr.Attach(&after)
-	tr.Emit(trace.Ready, 0, 0, 0, 0)
-	tr.Emit(trace.Ready, 0, 0, 0, 0)
+	tr.EmitReady()
+	tr.EmitReady()
 	if !slices.Equal(once, []uint64{1}) || !slices.Equal(seqs(after.Events), []uint64{1, 2}) {
 		t.Errorf("self-detaching sink saw %v, the next sink %v; want [1] and [1 2]", once, seqs(after.Events))
 	}
@@ -181,12 +180,12 @@ func TestASinkThatEmitsDoesNotChangeTheEventOtherSinksSee(t *testing.T) {
 	tr := trace.NewTracer(sim.New(1))
 	tr.Attach(trace.Func(func(ev trace.Event) {
 		if ev.Kind == trace.CQFull {
-			tr.Emit(trace.GuestError, 0xDEAD, 4, trace.ErrHalted, 0)
+			tr.EmitGuestError(0xDEAD, 4, trace.ErrHalted, 0)
 		}
 	}))
 	var buf trace.Buffer
 	tr.Attach(&buf)
-	tr.Emit(trace.CQFull, 7, 7, 0, 0)
+	tr.EmitCQFull(7, 7)
 
 	want := map[uint64]trace.Event{
 		1: {Seq: 1, Kind: trace.CQFull, Args: [4]uint64{7, 7}},
@@ -224,13 +223,15 @@ func TestNestedEmitsAtAnyDepthReachEverySinkIntact(t *testing.T) {
 			tr := trace.NewTracer(sim.New(1))
 			var before, after trace.Buffer
 			tr.Attach(&before)
+			// A doorbell's sq_tail is its level of nesting, its sq_head the sequence
+			// number of the event being delivered when it was emitted.
 			tr.Attach(trace.Func(func(ev trace.Event) {
-				if ev.Kind == trace.Idle && ev.Args[0] < uint64(depth) {
-					tr.Emit(trace.Idle, ev.Args[0]+1, ev.Seq, 0, 0)
+				if ev.Kind == trace.Doorbell && ev.Args[0] < uint64(depth) {
+					tr.EmitDoorbell(ev.Args[0]+1, ev.Seq)
 				}
 			}))
 			tr.Attach(&after)
-			tr.Emit(trace.Idle, 0, 0, 0, 0)
+			tr.EmitDoorbell(0, 0)
 			if len(before.Events) != depth+1 || len(after.Events) != depth+1 {
 				t.Fatalf("sinks saw %d and %d events, want %d", len(before.Events), len(after.Events), depth+1)
 			}
@@ -263,9 +264,17 @@ func TestRingRecordsTheSameAloneOrWithOtherSinks(t *testing.T) {
 		if withOther {
 			tr.Attach(trace.Func(func(trace.Event) {}))
 		}
+		// Kinds with one to four arguments, so that every slot is filled and cleared.
+		emit := []func(i uint64){
+			func(i uint64) { tr.EmitGuestError(i, i<<8, i<<16, i<<32) },
+			func(i uint64) { tr.EmitCQHeadWrite(i) },
+			func(i uint64) { tr.EmitCPURead(i, i<<8, i<<16) },
+			func(uint64) { tr.EmitReady() },
+			func(i uint64) { tr.EmitFetch(i, i<<8) },
+		}
 		for i := range uint64(13) {
 			s.Advance(sim.Time(i * 10))
-			tr.Emit(trace.Kind(1+i%5), i, i<<8, i<<16, i<<32)
+			emit[i%uint64(len(emit))](i)
 		}
 		if r.Total() != 13 {
 			t.Errorf("Total = %d, want 13", r.Total())
@@ -302,7 +311,7 @@ func TestRingKeepsTheLastNInOrder(t *testing.T) {
 			r := trace.NewRing(c.n)
 			tr.Attach(r)
 			for range c.emit {
-				tr.Emit(trace.Ready, 0, 0, 0, 0)
+				tr.EmitReady()
 			}
 			if got := seqs(r.Events()); !slices.Equal(got, c.want) {
 				t.Errorf("Events() seqs %v, want %v", got, c.want)
@@ -331,14 +340,14 @@ func TestBufferResetKeepsStorage(t *testing.T) {
 	var buf trace.Buffer
 	tr.Attach(&buf)
 	for range 10 {
-		tr.Emit(trace.Ready, 0, 0, 0, 0)
+		tr.EmitReady()
 	}
 	c := cap(buf.Events)
 	buf.Reset()
 	if len(buf.Events) != 0 || cap(buf.Events) != c {
 		t.Errorf("after Reset: len %d cap %d, want 0 and %d", len(buf.Events), cap(buf.Events), c)
 	}
-	tr.Emit(trace.Idle, 5, 0, 0, 0)
+	tr.EmitIdle(5)
 	if len(buf.Events) != 1 || buf.Events[0].Seq != 11 || buf.Events[0].Kind != trace.Idle {
 		t.Errorf("after Reset and one event: %+v", buf.Events)
 	}
@@ -372,10 +381,10 @@ func TestEmitAllocatesNothing(t *testing.T) {
 			var i uint64
 			allocs := testing.AllocsPerRun(1000, func() {
 				i++
-				tr.Emit(trace.CQPost, i, 0x40, 0, 1)
+				tr.EmitCQPost(i, 0x40, 0, 1)
 			})
 			if allocs != 0 {
-				t.Errorf("Emit: %v allocations per call, want 0", allocs)
+				t.Errorf("EmitCQPost: %v allocations per call, want 0", allocs)
 			}
 		})
 	}
@@ -388,6 +397,6 @@ func BenchmarkEmitRing(b *testing.B) {
 	var i uint64
 	for b.Loop() {
 		i++
-		tr.Emit(trace.CQPost, i, 0x40, 0, 1)
+		tr.EmitCQPost(i, 0x40, 0, 1)
 	}
 }

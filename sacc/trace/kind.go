@@ -61,7 +61,11 @@ type KindInfo struct {
 // Kind is the type of an event.
 type Kind uint16
 
-// The event kinds. Names follow QEMU's trace-events style.
+// The event kinds. Names follow QEMU's trace-events style. Each kind has an entry in
+// the kinds table below and, generated from that entry, an emitter on Tracer
+// (CQPost: EmitCQPost); after changing the table, run go generate ./sacc/trace.
+//
+//go:generate go run gen_emit.go
 const (
 	KindNone Kind = iota
 
