@@ -249,6 +249,12 @@ func (dev *Device) recover() {
 	if st&sacc.StatusError == 0 {
 		return
 	}
+	if dev.starting || dev.acquired != stepChrdev {
+		// A start under way sees ERROR in STATUS itself and fails; a probe or a
+		// remove in progress unwinds. Resetting from here would only enable the
+		// device again, and an enable it refuses would raise this again.
+		return
+	}
 	dev.pdev.Info("device error: STATUS %#x ERR_CODE %#x (%v); resetting", st, code, sacc.Status(code))
 	dev.failAll(fmt.Errorf("%w (ERR_CODE %#x: %v)", ErrDeviceErr, code, sacc.Status(code)))
 	dev.writeReg(sacc.RegCTRL, sacc.CtrlReset)
