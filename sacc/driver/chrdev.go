@@ -93,19 +93,26 @@ func (c *chrdev) Poll(f *kernel.File) bool {
 
 func (c *chrdev) Mmap(f *kernel.File, offset, length uint64) ([]uint64, bool, error) {
 	dev := c.dev
-	if offset == sacc.RegisterPage && !dev.q.Has(quirk.MapRegisterPage) {
+	if offset == sacc.RegisterPage && !dev.userMayMapRegisterPage() {
 		dev.pdev.Info("mmap of the register page refused (pid %d)", f.Proc.PID)
 		return nil, false, kernel.EPERM
 	}
 	if offset+length > sacc.BAR0Size {
 		return nil, false, kernel.EINVAL
 	}
+	// io_remap_pfn_range: the process maps BAR0's physical pages.
+	bar := dev.pdev.BAR[0].Start
 	var pages []uint64
 	for off := offset; off < offset+length; off += sacc.PageSize {
-		pages = append(pages, dev.regs.Base+off)
+		pages = append(pages, bar+off)
 	}
 	return pages, true, nil
 }
+
+// userMayMapRegisterPage is false: the register page holds CTRL, the ring bases
+// and the rest, which a process must never reach; only the doorbell page is
+// meant for user space (§5.1). Under map-register-page the driver lets it.
+func (dev *Device) userMayMapRegisterPage() bool { return dev.q.Has(quirk.MapRegisterPage) }
 
 func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
 	dev, p := c.dev, f.Proc
@@ -211,10 +218,7 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 		err := dev.Do(r)
 		return r.Status, r.ResultLen, err
 	}
-	srcDir, dstDir := kernel.DMAToDevice, kernel.DMAFromDevice
-	if dev.q.Has(quirk.WrongDMADirection) {
-		dstDir = kernel.DMAToDevice // the bug: the device may not write it
-	}
+	srcDir, dstDir := kernel.DMAToDevice, dev.dstDirection()
 	if dev.k.IOMMUOn() {
 		sm, err := dev.mapUser(p, src, uint64(length), srcDir)
 		if err != nil {
@@ -226,17 +230,7 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 			return 0, 0, err
 		}
 		r := &Request{Opcode: op, Src: sm.dma, Dst: dm.dma, Length: length, IRQ: dev.drv.cfg.Interrupts}
-		if dev.q.Has(quirk.UnmapWhileInUse) {
-			if err := dev.Submit(r); err != nil {
-				dev.unmapUser(p, dm)
-				return 0, 0, err
-			}
-			dev.unmapUser(p, dm) // the bug: the device may still be writing
-			err = dev.Wait(r)
-			return r.Status, r.ResultLen, err
-		}
-		defer dev.unmapUser(p, dm)
-		err = dev.Do(r)
+		err = dev.doThenUnmap(p, r, dm)
 		return r.Status, r.ResultLen, err
 	}
 	// No IOMMU: pin, then one descriptor per physically contiguous piece pair.
@@ -250,9 +244,13 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 		return 0, 0, err
 	}
 	defer p.UnpinUserPages(dsg)
-	dev.pdev.DMAMapSG(ssg, srcDir)
+	if _, err := dev.pdev.DMAMapSG(ssg, srcDir); err != nil {
+		return 0, 0, err
+	}
 	defer dev.pdev.DMAUnmapSG(ssg, srcDir)
-	dev.pdev.DMAMapSG(dsg, dstDir)
+	if _, err := dev.pdev.DMAMapSG(dsg, dstDir); err != nil {
+		return 0, 0, err
+	}
 	defer dev.pdev.DMAUnmapSG(dsg, dstDir)
 	var reqs []*Request
 	si, di := 0, 0
@@ -286,6 +284,32 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 		total += r.ResultLen
 	}
 	return sacc.StatusOK, total, nil
+}
+
+// dstDirection is the direction of a destination buffer: the device writes it
+// (DMA_FROM_DEVICE, an IOMMU write-only mapping). Under wrong-dma-direction it is
+// mapped DMA_TO_DEVICE, and the device may not write it.
+func (dev *Device) dstDirection() kernel.Direction {
+	if dev.q.Has(quirk.WrongDMADirection) {
+		return kernel.DMAToDevice
+	}
+	return kernel.DMAFromDevice
+}
+
+// doThenUnmap runs r and only then unmaps its destination dm: the device may
+// write it until the completion says it is done. Under unmap-while-in-use the
+// mapping goes right after the doorbell, while the device may still be writing.
+func (dev *Device) doThenUnmap(p *kernel.Process, r *Request, dm mapping) error {
+	if dev.q.Has(quirk.UnmapWhileInUse) {
+		err := dev.Submit(r)
+		dev.unmapUser(p, dm)
+		if err != nil {
+			return err
+		}
+		return dev.Wait(r)
+	}
+	defer dev.unmapUser(p, dm)
+	return dev.Do(r)
 }
 
 // ---------------------------------------------------------------------------

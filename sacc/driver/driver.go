@@ -272,10 +272,7 @@ func (dev *Device) cqBytes() uint64 { return uint64(dev.size) * sacc.CompletionS
 func (dev *Device) start() error {
 	dev.starting = true
 	defer func() { dev.starting = false }()
-	dev.sqTail, dev.cqHead, dev.phase, dev.count = 0, 0, 1, 0
-	if dev.q.Has(quirk.ExpectedPhaseZero) {
-		dev.phase = 0 // the bug: every zeroed CQ entry looks new
-	}
+	dev.sqTail, dev.cqHead, dev.phase, dev.count = 0, 0, dev.expectedInitialPhase(), 0
 	dev.regs.Writeq(sacc.RegSQBaseLo, dev.sqDMA)
 	dev.writeReg(sacc.RegSQSize, dev.size)
 	dev.regs.Writeq(sacc.RegCQBaseLo, dev.cqDMA)
@@ -300,18 +297,28 @@ func (dev *Device) start() error {
 	}
 }
 
+// expectedInitialPhase is the phase the first lap of completions carries: 1,
+// since the CQ starts zeroed (§7.2). Under expected-phase-zero it is 0, and every
+// zeroed entry looks new.
+func (dev *Device) expectedInitialPhase() uint8 {
+	if dev.q.Has(quirk.ExpectedPhaseZero) {
+		return 0
+	}
+	return 1
+}
+
 // readReg and writeReg are the register accessors; every access is 32 bits wide
-// (§5), unless a quirk makes the classic width mistake.
+// (§5). Under wrong-width they make the classic mistake of 16-bit accesses.
 func (dev *Device) readReg(off uint32) uint32 {
 	if dev.q.Has(quirk.WrongWidth) {
-		return uint32(dev.k.CPU.Readw(dev.regs.Base + uint64(off)))
+		return uint32(dev.regs.Readw(off))
 	}
 	return dev.regs.Readl(off)
 }
 
 func (dev *Device) writeReg(off uint32, v uint32) {
 	if dev.q.Has(quirk.WrongWidth) {
-		dev.k.CPU.Writew(dev.regs.Base+uint64(off), uint16(v))
+		dev.regs.Writew(off, uint16(v))
 		return
 	}
 	dev.regs.Writel(off, v)
