@@ -1,59 +1,11 @@
 package driver
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
-)
-
-// ioctl commands of /dev/sacc0.
-const (
-	// IocSubmit runs one command on user buffers and waits for it (the kernel
-	// path). Argument: a user pointer to a SubmitArgs block.
-	IocSubmit uint32 = 0xC0205301
-	// IocMapBuffer pins a user buffer and maps it for the device. Argument: a user
-	// pointer to a MapArgs block; the DMA address is written back into it.
-	IocMapBuffer uint32 = 0xC0205302
-	// IocUnmapBuffer undoes IocMapBuffer. Argument: the same MapArgs block.
-	IocUnmapBuffer uint32 = 0x40205303
-	// IocSetupRings hands the device's queue to the calling process: its SQ and
-	// CQ (user memory) become the device's rings. Argument: a user pointer to a
-	// RingArgs block.
-	IocSetupRings uint32 = 0x40185304
-	// IocReleaseRings gives the queue back to the kernel.
-	IocReleaseRings uint32 = 0x00005305
-)
-
-// SubmitArgs is the user block of IocSubmit (32 bytes, little-endian):
-// opcode u16, flags u16, length u32, src u64, dst u64 (user addresses), then the
-// kernel writes status u32 and result_len u32.
-type SubmitArgs struct {
-	Opcode    uint16
-	Length    uint32
-	Src, Dst  uint64
-	Status    uint32
-	ResultLen uint32
-}
-
-// SubmitArgsSize is the size of the IocSubmit block.
-const SubmitArgsSize = 32
-
-// MapArgs is the user block of IocMapBuffer: addr u64, length u64, dir u32, pad
-// u32, dma u64 (written by the kernel).
-const MapArgsSize = 32
-
-// RingArgs is the user block of IocSetupRings: sq u64, cq u64 (user addresses),
-// size u32, pad u32.
-const RingArgsSize = 24
-
-// The mmap offsets of /dev/sacc0 are BAR0 offsets. Only the doorbell page may be
-// mapped: the register page holds CTRL, the ring bases and the rest, which a user
-// process must never reach.
-const (
-	MmapDoorbell = sacc.DoorbellPage
 )
 
 type chrdev struct{ dev *Device }
@@ -120,26 +72,27 @@ func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
 	case IocSubmit:
 		return 0, dev.ioctlSubmit(p, arg)
 	case IocMapBuffer:
-		var b [MapArgsSize]byte
-		p.LoadBytes(arg, b[:]) // copy_from_user
-		addr, length := binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:])
-		dir := kernel.Direction(binary.LittleEndian.Uint32(b[16:]))
-		m, err := dev.mapUser(p, addr, length, dir)
+		a, err := copyMapArgsFromUser(p, arg)
+		if err != nil {
+			return 0, err
+		}
+		m, err := dev.mapUser(p, a.Addr, a.Length, a.Dir)
 		if err != nil {
 			return 0, err
 		}
 		of := f.Private.(*openFile)
 		of.maps = append(of.maps, m)
-		binary.LittleEndian.PutUint64(b[24:], m.dma)
-		p.StoreBytes(arg, b[:]) // copy_to_user
+		a.DMA = m.dma
+		a.copyToUser(p, arg)
 		return m.dma, nil
 	case IocUnmapBuffer:
-		var b [MapArgsSize]byte
-		p.LoadBytes(arg, b[:])
-		addr := binary.LittleEndian.Uint64(b[0:])
+		a, err := copyMapArgsFromUser(p, arg)
+		if err != nil {
+			return 0, err
+		}
 		of := f.Private.(*openFile)
 		for i, m := range of.maps {
-			if m.addr == addr {
+			if m.addr == a.Addr {
 				dev.unmapUser(p, m)
 				of.maps = append(of.maps[:i], of.maps[i+1:]...)
 				return 0, nil
@@ -147,9 +100,11 @@ func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
 		}
 		return 0, kernel.EINVAL
 	case IocSetupRings:
-		var b [RingArgsSize]byte
-		p.LoadBytes(arg, b[:])
-		return 0, dev.setupRings(f, binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint32(b[16:]))
+		a, err := copyRingArgsFromUser(p, arg)
+		if err != nil {
+			return 0, err
+		}
+		return 0, dev.setupRings(f, a.SQ, a.CQ, a.Size)
 	case IocReleaseRings:
 		if dev.bypass == nil || dev.bypass.owner != f {
 			return 0, kernel.EINVAL
@@ -200,15 +155,12 @@ func contiguous(sg []kernel.SG) bool {
 // result out. Without an IOMMU a scattered buffer is cut into physically
 // contiguous pieces, one descriptor each.
 func (dev *Device) ioctlSubmit(p *kernel.Process, arg uint64) error {
-	var b [SubmitArgsSize]byte
-	p.LoadBytes(arg, b[:])
-	op := binary.LittleEndian.Uint16(b[0:])
-	length := binary.LittleEndian.Uint32(b[4:])
-	src, dst := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
-	status, result, err := dev.runUser(p, op, length, src, dst)
-	binary.LittleEndian.PutUint32(b[24:], uint32(status))
-	binary.LittleEndian.PutUint32(b[28:], result)
-	p.StoreBytes(arg+24, b[24:])
+	a, err := copySubmitArgsFromUser(p, arg)
+	if err != nil {
+		return err
+	}
+	a.Status, a.ResultLen, err = dev.runUser(p, a.Opcode, a.Length, a.Src, a.Dst)
+	a.copyResultToUser(p, arg)
 	return err
 }
 
