@@ -14,10 +14,12 @@ type openFile struct {
 	maps []mapping
 }
 
+// mapping is one pinned, DMA-mapped user buffer: its user address, the DMA
+// address the device uses, and what unmapping needs.
 type mapping struct {
-	addr, length, dma uint64
-	dir               kernel.Direction
-	sg                []kernel.SG
+	addr, dma uint64
+	dir       kernel.Direction
+	sg        []kernel.SG
 }
 
 func (c *chrdev) Open(f *kernel.File) error {
@@ -133,7 +135,7 @@ func (dev *Device) mapUser(p *kernel.Process, addr, length uint64, dir kernel.Di
 		p.UnpinUserPages(sg)
 		return mapping{}, err
 	}
-	return mapping{addr: addr, length: length, dma: sg[0].DMAAddr, dir: dir, sg: sg}, nil
+	return mapping{addr: addr, dma: sg[0].DMAAddr, dir: dir, sg: sg}, nil
 }
 
 func (dev *Device) unmapUser(p *kernel.Process, m mapping) {
@@ -270,7 +272,6 @@ func (dev *Device) doThenUnmap(p *kernel.Process, r *Request, dm mapping) error 
 type bypassState struct {
 	owner  *kernel.File
 	sq, cq mapping
-	size   uint32
 }
 
 // setupRings moves the device onto rings in a process's memory. The kernel
@@ -315,7 +316,7 @@ func (dev *Device) setupRings(f *kernel.File, sq, cq uint64, size uint32) error 
 		dev.Reset()
 		return kernel.EIO
 	}
-	dev.bypass = &bypassState{owner: f, sq: sm, cq: cm, size: size}
+	dev.bypass = &bypassState{owner: f, sq: sm, cq: cm}
 	dev.pdev.Info("queue handed to pid %d: %d-entry rings at dma %#x / %#x", p.PID, size, sm.dma, cm.dma)
 	return nil
 }

@@ -1,9 +1,16 @@
 // Package driver is the SACC driver, written the way a Linux PCI driver is: probe
-// brings the device up in the order §7.5 of the specification asks, submission is
-// a descriptor, a write barrier and a doorbell, completions are found by phase and
-// returned with CQ_HEAD, interrupts are acknowledged before the queue is drained,
-// errors reset the device, and remove undoes probe step by step. It reaches the
-// device only through the kernel's services and the CPU's operations.
+// acquires one thing at a time (pci_enable_device, pci_request_regions,
+// pci_iomap, dma_set_mask_and_coherent, pci_set_master, the rings in coherent
+// memory, MSI-X vectors and their handlers, /dev/sacc0) and brings the device up
+// in the order §7.5 of the specification asks; a step that fails gives back what
+// came before it through one unwind ladder, and remove walks the whole ladder.
+// Submission is a descriptor, a write barrier and a doorbell, completions are
+// found by phase and returned with CQ_HEAD, interrupts are acknowledged before the
+// queue is drained, and errors reset the device. Each bug-injection quirk lives in
+// the small helper for the one step it breaks, so the reference path reads as the
+// real thing. uapi.go is what user space sees: the ioctl numbers and the layout of
+// their argument blocks. The driver reaches the device only through the kernel's
+// services and the CPU's operations.
 package driver
 
 import (
