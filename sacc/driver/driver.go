@@ -174,14 +174,14 @@ func (d *Driver) probe(pdev *kernel.PCIDev) (err error) {
 		return err
 	}
 	dev.acquired = stepMapped
-	// Ring bases, descriptor buffers and MSI-X addresses are all 64 bits wide
-	// (§5, §6.1): the device reaches any DMA address. Nothing to give back.
+	// Ring bases and descriptor buffer addresses are 64 bits wide (§5, §6.1): the
+	// device reaches any DMA address. A mask is not a resource: no rung for it.
 	if err = pdev.DMASetMaskAndCoherent(kernel.DMABitMask(64)); err != nil {
 		return err
 	}
 	pdev.SetMaster()
 	dev.acquired = stepMaster
-	// §7.5: verify MAGIC and VERSION before anything else touches the device.
+	// §7.5: verify MAGIC and VERSION before the driver programs anything.
 	if magic := dev.readReg(sacc.RegMAGIC); magic != sacc.MagicValue {
 		return fmt.Errorf("bad MAGIC %#x (want %#x): is memory decoding on and BAR0 assigned?", magic, sacc.MagicValue)
 	}
@@ -212,8 +212,8 @@ func (d *Driver) probe(pdev *kernel.PCIDev) (err error) {
 		return err
 	}
 	dev.acquired = stepErrorIRQ
-	// A failed start has still written the ring registers and ENABLE: the device
-	// must be stopped on the way out too.
+	// From here the device may be running: even a start that fails has written
+	// the ring registers and ENABLE, so the way out must stop it.
 	dev.acquired = stepStarted
 	if err = dev.start(); err != nil {
 		return err
