@@ -1,59 +1,11 @@
 package driver
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
-)
-
-// ioctl commands of /dev/sacc0.
-const (
-	// IocSubmit runs one command on user buffers and waits for it (the kernel
-	// path). Argument: a user pointer to a SubmitArgs block.
-	IocSubmit uint32 = 0xC0205301
-	// IocMapBuffer pins a user buffer and maps it for the device. Argument: a user
-	// pointer to a MapArgs block; the DMA address is written back into it.
-	IocMapBuffer uint32 = 0xC0205302
-	// IocUnmapBuffer undoes IocMapBuffer. Argument: the same MapArgs block.
-	IocUnmapBuffer uint32 = 0x40205303
-	// IocSetupRings hands the device's queue to the calling process: its SQ and
-	// CQ (user memory) become the device's rings. Argument: a user pointer to a
-	// RingArgs block.
-	IocSetupRings uint32 = 0x40185304
-	// IocReleaseRings gives the queue back to the kernel.
-	IocReleaseRings uint32 = 0x00005305
-)
-
-// SubmitArgs is the user block of IocSubmit (32 bytes, little-endian):
-// opcode u16, flags u16, length u32, src u64, dst u64 (user addresses), then the
-// kernel writes status u32 and result_len u32.
-type SubmitArgs struct {
-	Opcode    uint16
-	Length    uint32
-	Src, Dst  uint64
-	Status    uint32
-	ResultLen uint32
-}
-
-// SubmitArgsSize is the size of the IocSubmit block.
-const SubmitArgsSize = 32
-
-// MapArgs is the user block of IocMapBuffer: addr u64, length u64, dir u32, pad
-// u32, dma u64 (written by the kernel).
-const MapArgsSize = 32
-
-// RingArgs is the user block of IocSetupRings: sq u64, cq u64 (user addresses),
-// size u32, pad u32.
-const RingArgsSize = 24
-
-// The mmap offsets of /dev/sacc0 are BAR0 offsets. Only the doorbell page may be
-// mapped: the register page holds CTRL, the ring bases and the rest, which a user
-// process must never reach.
-const (
-	MmapDoorbell = sacc.DoorbellPage
 )
 
 type chrdev struct{ dev *Device }
@@ -62,10 +14,12 @@ type openFile struct {
 	maps []mapping
 }
 
+// mapping is one pinned, DMA-mapped user buffer: its user address, the DMA
+// address the device uses, and what unmapping needs.
 type mapping struct {
-	addr, length, dma uint64
-	dir               kernel.Direction
-	sg                []kernel.SG
+	addr, dma uint64
+	dir       kernel.Direction
+	sg        []kernel.SG
 }
 
 func (c *chrdev) Open(f *kernel.File) error {
@@ -93,19 +47,26 @@ func (c *chrdev) Poll(f *kernel.File) bool {
 
 func (c *chrdev) Mmap(f *kernel.File, offset, length uint64) ([]uint64, bool, error) {
 	dev := c.dev
-	if offset == sacc.RegisterPage && !dev.q.Has(quirk.MapRegisterPage) {
+	if offset == sacc.RegisterPage && !dev.userMayMapRegisterPage() {
 		dev.pdev.Info("mmap of the register page refused (pid %d)", f.Proc.PID)
 		return nil, false, kernel.EPERM
 	}
 	if offset+length > sacc.BAR0Size {
 		return nil, false, kernel.EINVAL
 	}
+	// io_remap_pfn_range: the process maps BAR0's physical pages.
+	bar := dev.pdev.BAR[0].Start
 	var pages []uint64
 	for off := offset; off < offset+length; off += sacc.PageSize {
-		pages = append(pages, dev.regs.Base+off)
+		pages = append(pages, bar+off)
 	}
 	return pages, true, nil
 }
+
+// userMayMapRegisterPage is false: the register page holds CTRL, the ring bases
+// and the rest, which a process must never reach; only the doorbell page is
+// meant for user space (§5.1). Under map-register-page the driver lets it.
+func (dev *Device) userMayMapRegisterPage() bool { return dev.q.Has(quirk.MapRegisterPage) }
 
 func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
 	dev, p := c.dev, f.Proc
@@ -113,26 +74,27 @@ func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
 	case IocSubmit:
 		return 0, dev.ioctlSubmit(p, arg)
 	case IocMapBuffer:
-		var b [MapArgsSize]byte
-		p.LoadBytes(arg, b[:]) // copy_from_user
-		addr, length := binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:])
-		dir := kernel.Direction(binary.LittleEndian.Uint32(b[16:]))
-		m, err := dev.mapUser(p, addr, length, dir)
+		a, err := copyMapArgsFromUser(p, arg)
+		if err != nil {
+			return 0, err
+		}
+		m, err := dev.mapUser(p, a.Addr, a.Length, a.Dir)
 		if err != nil {
 			return 0, err
 		}
 		of := f.Private.(*openFile)
 		of.maps = append(of.maps, m)
-		binary.LittleEndian.PutUint64(b[24:], m.dma)
-		p.StoreBytes(arg, b[:]) // copy_to_user
+		a.DMA = m.dma
+		a.copyToUser(p, arg)
 		return m.dma, nil
 	case IocUnmapBuffer:
-		var b [MapArgsSize]byte
-		p.LoadBytes(arg, b[:])
-		addr := binary.LittleEndian.Uint64(b[0:])
+		a, err := copyMapArgsFromUser(p, arg)
+		if err != nil {
+			return 0, err
+		}
 		of := f.Private.(*openFile)
 		for i, m := range of.maps {
-			if m.addr == addr {
+			if m.addr == a.Addr {
 				dev.unmapUser(p, m)
 				of.maps = append(of.maps[:i], of.maps[i+1:]...)
 				return 0, nil
@@ -140,9 +102,11 @@ func (c *chrdev) Ioctl(f *kernel.File, cmd uint32, arg uint64) (uint64, error) {
 		}
 		return 0, kernel.EINVAL
 	case IocSetupRings:
-		var b [RingArgsSize]byte
-		p.LoadBytes(arg, b[:])
-		return 0, dev.setupRings(f, binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint32(b[16:]))
+		a, err := copyRingArgsFromUser(p, arg)
+		if err != nil {
+			return 0, err
+		}
+		return 0, dev.setupRings(f, a.SQ, a.CQ, a.Size)
 	case IocReleaseRings:
 		if dev.bypass == nil || dev.bypass.owner != f {
 			return 0, kernel.EINVAL
@@ -171,7 +135,7 @@ func (dev *Device) mapUser(p *kernel.Process, addr, length uint64, dir kernel.Di
 		p.UnpinUserPages(sg)
 		return mapping{}, err
 	}
-	return mapping{addr: addr, length: length, dma: sg[0].DMAAddr, dir: dir, sg: sg}, nil
+	return mapping{addr: addr, dma: sg[0].DMAAddr, dir: dir, sg: sg}, nil
 }
 
 func (dev *Device) unmapUser(p *kernel.Process, m mapping) {
@@ -193,15 +157,12 @@ func contiguous(sg []kernel.SG) bool {
 // result out. Without an IOMMU a scattered buffer is cut into physically
 // contiguous pieces, one descriptor each.
 func (dev *Device) ioctlSubmit(p *kernel.Process, arg uint64) error {
-	var b [SubmitArgsSize]byte
-	p.LoadBytes(arg, b[:])
-	op := binary.LittleEndian.Uint16(b[0:])
-	length := binary.LittleEndian.Uint32(b[4:])
-	src, dst := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
-	status, result, err := dev.runUser(p, op, length, src, dst)
-	binary.LittleEndian.PutUint32(b[24:], uint32(status))
-	binary.LittleEndian.PutUint32(b[28:], result)
-	p.StoreBytes(arg+24, b[24:])
+	a, err := copySubmitArgsFromUser(p, arg)
+	if err != nil {
+		return err
+	}
+	a.Status, a.ResultLen, err = dev.runUser(p, a.Opcode, a.Length, a.Src, a.Dst)
+	a.copyResultToUser(p, arg)
 	return err
 }
 
@@ -211,10 +172,7 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 		err := dev.Do(r)
 		return r.Status, r.ResultLen, err
 	}
-	srcDir, dstDir := kernel.DMAToDevice, kernel.DMAFromDevice
-	if dev.q.Has(quirk.WrongDMADirection) {
-		dstDir = kernel.DMAToDevice // the bug: the device may not write it
-	}
+	srcDir, dstDir := kernel.DMAToDevice, dev.dstDirection()
 	if dev.k.IOMMUOn() {
 		sm, err := dev.mapUser(p, src, uint64(length), srcDir)
 		if err != nil {
@@ -226,17 +184,7 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 			return 0, 0, err
 		}
 		r := &Request{Opcode: op, Src: sm.dma, Dst: dm.dma, Length: length, IRQ: dev.drv.cfg.Interrupts}
-		if dev.q.Has(quirk.UnmapWhileInUse) {
-			if err := dev.Submit(r); err != nil {
-				dev.unmapUser(p, dm)
-				return 0, 0, err
-			}
-			dev.unmapUser(p, dm) // the bug: the device may still be writing
-			err = dev.Wait(r)
-			return r.Status, r.ResultLen, err
-		}
-		defer dev.unmapUser(p, dm)
-		err = dev.Do(r)
+		err = dev.doThenUnmap(p, r, dm)
 		return r.Status, r.ResultLen, err
 	}
 	// No IOMMU: pin, then one descriptor per physically contiguous piece pair.
@@ -250,9 +198,13 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 		return 0, 0, err
 	}
 	defer p.UnpinUserPages(dsg)
-	dev.pdev.DMAMapSG(ssg, srcDir)
+	if _, err := dev.pdev.DMAMapSG(ssg, srcDir); err != nil {
+		return 0, 0, err
+	}
 	defer dev.pdev.DMAUnmapSG(ssg, srcDir)
-	dev.pdev.DMAMapSG(dsg, dstDir)
+	if _, err := dev.pdev.DMAMapSG(dsg, dstDir); err != nil {
+		return 0, 0, err
+	}
 	defer dev.pdev.DMAUnmapSG(dsg, dstDir)
 	var reqs []*Request
 	si, di := 0, 0
@@ -288,13 +240,38 @@ func (dev *Device) runUser(p *kernel.Process, op uint16, length uint32, src, dst
 	return sacc.StatusOK, total, nil
 }
 
+// dstDirection is the direction of a destination buffer: the device writes it
+// (DMA_FROM_DEVICE, an IOMMU write-only mapping). Under wrong-dma-direction it is
+// mapped DMA_TO_DEVICE, and the device may not write it.
+func (dev *Device) dstDirection() kernel.Direction {
+	if dev.q.Has(quirk.WrongDMADirection) {
+		return kernel.DMAToDevice
+	}
+	return kernel.DMAFromDevice
+}
+
+// doThenUnmap runs r and only then unmaps its destination dm: the device may
+// write it until the completion says it is done. Under unmap-while-in-use the
+// mapping goes right after the doorbell, while the device may still be writing.
+func (dev *Device) doThenUnmap(p *kernel.Process, r *Request, dm mapping) error {
+	if dev.q.Has(quirk.UnmapWhileInUse) {
+		err := dev.Submit(r)
+		dev.unmapUser(p, dm)
+		if err != nil {
+			return err
+		}
+		return dev.Wait(r)
+	}
+	defer dev.unmapUser(p, dm)
+	return dev.Do(r)
+}
+
 // ---------------------------------------------------------------------------
 // Bypass: a process owns the queue
 
 type bypassState struct {
 	owner  *kernel.File
 	sq, cq mapping
-	size   uint32
 }
 
 // setupRings moves the device onto rings in a process's memory. The kernel
@@ -339,7 +316,7 @@ func (dev *Device) setupRings(f *kernel.File, sq, cq uint64, size uint32) error 
 		dev.Reset()
 		return kernel.EIO
 	}
-	dev.bypass = &bypassState{owner: f, sq: sm, cq: cm, size: size}
+	dev.bypass = &bypassState{owner: f, sq: sm, cq: cm}
 	dev.pdev.Info("queue handed to pid %d: %d-entry rings at dma %#x / %#x", p.PID, size, sm.dma, cm.dma)
 	return nil
 }

@@ -1,9 +1,16 @@
 // Package driver is the SACC driver, written the way a Linux PCI driver is: probe
-// brings the device up in the order §7.5 of the specification asks, submission is
-// a descriptor, a write barrier and a doorbell, completions are found by phase and
-// returned with CQ_HEAD, interrupts are acknowledged before the queue is drained,
-// errors reset the device, and remove undoes probe step by step. It reaches the
-// device only through the kernel's services and the CPU's operations.
+// acquires one thing at a time (pci_enable_device, pci_request_regions,
+// pci_iomap, dma_set_mask_and_coherent, pci_set_master, the rings in coherent
+// memory, MSI-X vectors and their handlers, /dev/sacc0) and brings the device up
+// in the order §7.5 of the specification asks; a step that fails gives back what
+// came before it through one unwind ladder, and remove walks the whole ladder.
+// Submission is a descriptor, a write barrier and a doorbell, completions are
+// found by phase and returned with CQ_HEAD, interrupts are acknowledged before the
+// queue is drained, and errors reset the device. Each bug-injection quirk lives in
+// the small helper for the one step it breaks, so the reference path reads as the
+// real thing. uapi.go is what user space sees: the ioctl numbers and the layout of
+// their argument blocks. The driver reaches the device only through the kernel's
+// services and the CPU's operations.
 package driver
 
 import (
@@ -69,6 +76,9 @@ type Device struct {
 	regs *kernel.IOMem
 	q    quirk.Set
 
+	acquired probeStep // how far probe got: what unwind gives back
+	starting bool      // start is waiting for READY
+
 	sqCPU, sqDMA uint64
 	cqCPU, cqDMA uint64
 	size         uint32
@@ -122,69 +132,154 @@ func (d *Driver) Unregister() { d.k.UnregisterDriver(d.pci) }
 // Config is the driver's configuration.
 func (d *Driver) Config() Config { return d.cfg }
 
-// probe brings the device up, in the order the hardware needs.
-func (d *Driver) probe(pdev *kernel.PCIDev) error {
+// probeStep is how far probe got: each step is something acquired that remove,
+// or a probe failing after it, must give back. They are in probe's order.
+type probeStep int
+
+const (
+	stepNone        probeStep = iota
+	stepEnabled               // pci_enable_device
+	stepRegions               // pci_request_regions
+	stepMapped                // pci_iomap of BAR0
+	stepMaster                // pci_set_master
+	stepSQ                    // dma_alloc_coherent of the SQ
+	stepCQ                    // dma_alloc_coherent of the CQ
+	stepVectors               // pci_alloc_irq_vectors
+	stepCompleteIRQ           // request_irq of vector 0
+	stepErrorIRQ              // request_irq of vector 1
+	stepStarted               // the rings programmed and ENABLE written
+	stepChrdev                // /dev/sacc0
+)
+
+// probe brings the device up as §7.5 asks, acquiring one thing at a time and
+// noting each in dev.acquired; if a step fails, unwind gives back everything
+// acquired before it, newest first, as the error labels of a Linux probe do.
+func (d *Driver) probe(pdev *kernel.PCIDev) (err error) {
 	dev := &Device{drv: d, pdev: pdev, k: d.k, q: d.k.Config().Quirks, size: d.cfg.RingSize}
-	if err := pdev.EnableDevice(); err != nil {
+	pdev.DriverData = dev // pci_set_drvdata; the PCI core clears it if probe fails
+	defer func() {
+		if err != nil {
+			dev.unwind()
+		}
+	}()
+	if err = pdev.EnableDevice(); err != nil {
+		return err
+	}
+	dev.acquired = stepEnabled
+	if err = pdev.RequestRegions(Name); err != nil {
+		return err
+	}
+	dev.acquired = stepRegions
+	if dev.regs, err = pdev.IOMap(0); err != nil {
+		return err
+	}
+	dev.acquired = stepMapped
+	// Ring bases and descriptor buffer addresses are 64 bits wide (§5, §6.1): the
+	// device reaches any DMA address. A mask is not a resource: no rung for it.
+	if err = pdev.DMASetMaskAndCoherent(kernel.DMABitMask(64)); err != nil {
 		return err
 	}
 	pdev.SetMaster()
-	regs, err := pdev.IOMap(0)
-	if err != nil {
-		pdev.DisableDevice()
-		return err
-	}
-	dev.regs = regs
-	// §7.5: verify MAGIC and VERSION before anything else.
+	dev.acquired = stepMaster
+	// §7.5: verify MAGIC and VERSION before the driver programs anything.
 	if magic := dev.readReg(sacc.RegMAGIC); magic != sacc.MagicValue {
-		pdev.DisableDevice()
 		return fmt.Errorf("bad MAGIC %#x (want %#x): is memory decoding on and BAR0 assigned?", magic, sacc.MagicValue)
 	}
 	if v := dev.readReg(sacc.RegVERSION); v != sacc.VersionValue {
-		pdev.DisableDevice()
 		return fmt.Errorf("unsupported VERSION %#x", v)
 	}
 	// Coherent memory for both rings, zeroed (§7.5).
-	if dev.sqCPU, dev.sqDMA, err = pdev.DMAAllocCoherent(uint64(dev.size) * sacc.DescriptorSize); err != nil {
-		pdev.DisableDevice()
+	if dev.sqCPU, dev.sqDMA, err = pdev.DMAAllocCoherent(dev.sqBytes()); err != nil {
 		return err
 	}
-	if dev.cqCPU, dev.cqDMA, err = pdev.DMAAllocCoherent(uint64(dev.size) * sacc.CompletionSize); err != nil {
-		pdev.DMAFreeCoherent(uint64(dev.size)*sacc.DescriptorSize, dev.sqCPU, dev.sqDMA)
-		pdev.DisableDevice()
+	dev.acquired = stepSQ
+	if dev.cqCPU, dev.cqDMA, err = pdev.DMAAllocCoherent(dev.cqBytes()); err != nil {
 		return err
 	}
+	dev.acquired = stepCQ
 	dev.inflight = make([]*Request, dev.size)
-	// MSI-X: vector 0 for completions, vector 1 for device errors (§9).
-	if _, err := pdev.AllocIRQVectors(sacc.MSIXVectors, sacc.MSIXVectors); err != nil {
-		dev.freeRings()
-		pdev.DisableDevice()
+	// MSI-X: vector 0 for completions, vector 1 for device errors (§9). The error
+	// vector is wanted even when completions are polled, so both are always set up.
+	if _, err = pdev.AllocIRQVectors(sacc.MSIXVectors, sacc.MSIXVectors); err != nil {
 		return err
 	}
-	if err := pdev.RequestIRQ(sacc.MSIXVectorComplete, dev.completionIRQ, "sacc-cq", dev); err != nil {
+	dev.acquired = stepVectors
+	if err = pdev.RequestIRQ(sacc.MSIXVectorComplete, dev.completionIRQ, "sacc-cq", dev); err != nil {
 		return err
 	}
-	if err := pdev.RequestIRQ(sacc.MSIXVectorError, dev.errorIRQ, "sacc-err", dev); err != nil {
+	dev.acquired = stepCompleteIRQ
+	if err = pdev.RequestIRQ(sacc.MSIXVectorError, dev.errorIRQ, "sacc-err", dev); err != nil {
 		return err
 	}
-	if err := dev.start(); err != nil {
-		dev.teardown()
+	dev.acquired = stepErrorIRQ
+	// From here the device may be running: even a start that fails has written
+	// the ring registers and ENABLE, so the way out must stop it.
+	dev.acquired = stepStarted
+	if err = dev.start(); err != nil {
 		return err
 	}
-	d.Dev = dev
-	pdev.DriverData = dev
 	d.k.RegisterChrdev(DevPath, &chrdev{dev: dev})
+	dev.acquired = stepChrdev
+	d.Dev = dev
 	pdev.Info("SACC v%d ready: %d-entry rings, SQ at dma %#x, CQ at dma %#x, %s",
 		sacc.VersionValue, dev.size, dev.sqDMA, dev.cqDMA, map[bool]string{true: "interrupts", false: "polling"}[d.cfg.Interrupts])
 	return nil
 }
 
+// remove undoes probe: the whole ladder, in reverse.
+func (d *Driver) remove(pdev *kernel.PCIDev) {
+	dev, _ := pdev.DriverData.(*Device)
+	if dev == nil {
+		return
+	}
+	dev.unwind()
+	pdev.Info("removed")
+	d.Dev = nil
+}
+
+// unwind gives back what probe acquired, newest first, down to nothing: all of it
+// for remove, the steps before the failing one for a probe that failed. Each case
+// is one rung of the ladder a Linux probe writes as err_* labels.
+func (dev *Device) unwind() {
+	pdev := dev.pdev
+	for ; dev.acquired > stepNone; dev.acquired-- {
+		switch dev.acquired {
+		case stepChrdev:
+			dev.k.UnregisterChrdev(DevPath)
+		case stepStarted:
+			dev.writeReg(sacc.RegCTRL, 0) // stop the device before its memory goes away
+			dev.failAll(ErrNoDevice)
+		case stepErrorIRQ:
+			pdev.FreeIRQ(sacc.MSIXVectorError)
+		case stepCompleteIRQ:
+			pdev.FreeIRQ(sacc.MSIXVectorComplete)
+		case stepVectors:
+			pdev.FreeIRQVectors()
+		case stepCQ:
+			pdev.DMAFreeCoherent(dev.cqBytes(), dev.cqCPU, dev.cqDMA)
+		case stepSQ:
+			pdev.DMAFreeCoherent(dev.sqBytes(), dev.sqCPU, dev.sqDMA)
+		case stepMaster:
+			pdev.ClearMaster()
+		case stepMapped:
+			pdev.IOUnmap(dev.regs)
+		case stepRegions:
+			pdev.ReleaseRegions()
+		case stepEnabled:
+			pdev.DisableDevice()
+		}
+	}
+}
+
+// sqBytes and cqBytes are the sizes of the two rings.
+func (dev *Device) sqBytes() uint64 { return uint64(dev.size) * sacc.DescriptorSize }
+func (dev *Device) cqBytes() uint64 { return uint64(dev.size) * sacc.CompletionSize }
+
 // start programs the rings and enables the device, waiting for READY (§7.5).
 func (dev *Device) start() error {
-	dev.sqTail, dev.cqHead, dev.phase, dev.count = 0, 0, 1, 0
-	if dev.q.Has(quirk.ExpectedPhaseZero) {
-		dev.phase = 0 // the bug: every zeroed CQ entry looks new
-	}
+	dev.starting = true
+	defer func() { dev.starting = false }()
+	dev.sqTail, dev.cqHead, dev.phase, dev.count = 0, 0, dev.expectedInitialPhase(), 0
 	dev.regs.Writeq(sacc.RegSQBaseLo, dev.sqDMA)
 	dev.writeReg(sacc.RegSQSize, dev.size)
 	dev.regs.Writeq(sacc.RegCQBaseLo, dev.cqDMA)
@@ -209,49 +304,31 @@ func (dev *Device) start() error {
 	}
 }
 
+// expectedInitialPhase is the phase the first lap of completions carries: 1,
+// since the CQ starts zeroed (§7.2). Under expected-phase-zero it is 0, and every
+// zeroed entry looks new.
+func (dev *Device) expectedInitialPhase() uint8 {
+	if dev.q.Has(quirk.ExpectedPhaseZero) {
+		return 0
+	}
+	return 1
+}
+
 // readReg and writeReg are the register accessors; every access is 32 bits wide
-// (§5), unless a quirk makes the classic width mistake.
+// (§5). Under wrong-width they make the classic mistake of 16-bit accesses.
 func (dev *Device) readReg(off uint32) uint32 {
 	if dev.q.Has(quirk.WrongWidth) {
-		return uint32(dev.k.CPU.Readw(dev.regs.Base + uint64(off)))
+		return uint32(dev.regs.Readw(off))
 	}
 	return dev.regs.Readl(off)
 }
 
 func (dev *Device) writeReg(off uint32, v uint32) {
 	if dev.q.Has(quirk.WrongWidth) {
-		dev.k.CPU.Writew(dev.regs.Base+uint64(off), uint16(v))
+		dev.regs.Writew(off, uint16(v))
 		return
 	}
 	dev.regs.Writel(off, v)
-}
-
-// remove undoes probe in reverse.
-func (d *Driver) remove(pdev *kernel.PCIDev) {
-	dev, _ := pdev.DriverData.(*Device)
-	if dev == nil {
-		return
-	}
-	d.k.UnregisterChrdev(DevPath)
-	dev.failAll(ErrNoDevice)
-	dev.teardown()
-	pdev.Info("removed")
-	d.Dev = nil
-}
-
-func (dev *Device) teardown() {
-	dev.writeReg(sacc.RegCTRL, 0) // stop the device before its memory goes away
-	dev.pdev.FreeIRQ(sacc.MSIXVectorError)
-	dev.pdev.FreeIRQ(sacc.MSIXVectorComplete)
-	dev.pdev.FreeIRQVectors()
-	dev.freeRings()
-	dev.pdev.ClearMaster()
-	dev.pdev.DisableDevice()
-}
-
-func (dev *Device) freeRings() {
-	dev.pdev.DMAFreeCoherent(uint64(dev.size)*sacc.CompletionSize, dev.cqCPU, dev.cqDMA)
-	dev.pdev.DMAFreeCoherent(uint64(dev.size)*sacc.DescriptorSize, dev.sqCPU, dev.sqDMA)
 }
 
 // PCI is the kernel's view of the device.

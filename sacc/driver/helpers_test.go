@@ -2,7 +2,6 @@ package driver_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -117,14 +116,11 @@ func newUserCopy(t *testing.T, h *host.Host, n uint32) *userCopy {
 // kernel wrote back and the ioctl's error.
 func (u *userCopy) run(fill byte) (sacc.Status, error) {
 	u.p.StoreBytes(u.src, bytes.Repeat([]byte{fill}, int(u.n)))
-	var b [driver.SubmitArgsSize]byte
-	binary.LittleEndian.PutUint16(b[0:], sacc.OpMEMCPY)
-	binary.LittleEndian.PutUint32(b[4:], u.n)
-	binary.LittleEndian.PutUint64(b[8:], u.src)
-	binary.LittleEndian.PutUint64(b[16:], u.dst)
-	u.p.StoreBytes(u.arg, b[:])
+	a := driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Length: u.n, Src: u.src, Dst: u.dst}
+	a.Store(u.p, u.arg)
 	_, err := u.p.Ioctl(u.fd, driver.IocSubmit, u.arg)
-	return sacc.Status(u.p.Load32(u.arg + 24)), err
+	a.LoadResult(u.p, u.arg)
+	return a.Status, err
 }
 
 // arrived reports whether dst holds fill throughout.

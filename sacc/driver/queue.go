@@ -60,25 +60,36 @@ func (dev *Device) queue(r *Request) error {
 	c.Store16(slot+sacc.DescOpOff, r.Opcode)
 	c.Store16(slot+sacc.DescFlagsOff, flags)
 	c.Store32(slot+sacc.DescReqIDOff, r.ReqID)
-	dev.sqTail++
-	if dev.sqTail == dev.size && !dev.q.Has(quirk.DoorbellOutOfRange) {
-		dev.sqTail = 0
-	}
+	dev.advanceSQTail()
 	dev.Stats.Submitted++
 	return nil
 }
 
-// ring publishes every queued descriptor with one doorbell: the write barrier
-// makes the descriptors visible in memory before the tail write that hands them
-// to the device (§7.4).
-func (dev *Device) ring() {
-	if dev.q.Has(quirk.MissingWMB) {
-		dev.regs.WritelRelaxed(sacc.RegSQTail, dev.sqTail) // the bug: no wmb, relaxed write
-	} else {
-		dev.k.CPU.WMB() // orders the descriptor stores above before the doorbell
-		dev.regs.WritelRelaxed(sacc.RegSQTail, dev.sqTail)
+// advanceSQTail moves the tail to the next slot, wrapping at the ring's end: an
+// SQ_TAIL of the ring size or more halts the device (§7.6). Under
+// doorbell-out-of-range it does not wrap, and the doorbell carries the ring size.
+func (dev *Device) advanceSQTail() {
+	dev.sqTail++
+	if dev.sqTail == dev.size && !dev.q.Has(quirk.DoorbellOutOfRange) {
+		dev.sqTail = 0
 	}
+}
+
+// ring publishes every queued descriptor with one doorbell.
+func (dev *Device) ring() {
+	dev.ringDoorbell()
 	dev.Stats.Doorbells++
+}
+
+// ringDoorbell writes SQ_TAIL behind a write barrier: wmb makes the descriptor
+// stores visible in memory before the tail write that hands them to the device
+// (§7.4). Under missing-wmb the barrier is left out, which x86 forgives and arm64
+// does not.
+func (dev *Device) ringDoorbell() {
+	if !dev.q.Has(quirk.MissingWMB) {
+		dev.k.CPU.WMB()
+	}
+	dev.regs.WritelRelaxed(sacc.RegSQTail, dev.sqTail)
 }
 
 // Submit queues one request and rings the doorbell.
@@ -114,43 +125,79 @@ func (dev *Device) SubmitBatch(rs []*Request) (int, error) {
 // it; then CQ_HEAD tells the device the slots are free again (§7.3). It returns
 // how many completions it consumed.
 func (dev *Device) Reap() int {
-	c := dev.k.CPU
 	n := 0
 	// The budget: between two CQ_HEAD writes the device can post at most
 	// size − 1 entries (§7.3), so one pass never needs more than a ring's worth.
 	// A pass that gets that far is going round entries it has already consumed
 	// (no-phase-flip): stop instead of spinning for ever.
 	for n < int(dev.size) {
-		slot := dev.cqCPU + uint64(dev.cqHead)*sacc.CompletionSize
-		var reqID, resultLen uint32
-		var status uint16
-		if dev.q.Has(quirk.BodyBeforePhase) {
-			// The bug: the body is read before the phase says it is new.
-			reqID, resultLen, status = c.Load32(slot+sacc.CplReqIDOff), c.Load32(slot+sacc.CplResultLenOff), c.Load16(slot+sacc.CplStatusOff)
-		}
-		phase := uint8(c.Load16(slot+sacc.CplPhaseOff) & sacc.CplPhaseBit)
-		if phase != dev.phase {
+		cpl, ok := dev.nextCompletion()
+		if !ok {
 			break
 		}
-		if !dev.q.Has(quirk.BodyBeforePhase) {
-			if !dev.q.Has(quirk.MissingRMB) { // the bug: nothing orders the loads below
-				c.RMB() // the body may be read only after the phase said it is new
-			}
-			reqID, resultLen, status = c.Load32(slot+sacc.CplReqIDOff), c.Load32(slot+sacc.CplResultLenOff), c.Load16(slot+sacc.CplStatusOff)
-		}
-		dev.complete(reqID, resultLen, sacc.Status(status))
+		dev.complete(cpl.ReqID, cpl.ResultLen, cpl.Status)
 		n++
-		if dev.cqHead++; dev.cqHead == dev.size {
-			dev.cqHead = 0
-			if !dev.q.Has(quirk.NoPhaseFlip) {
-				dev.phase ^= 1 // §7.2: a new lap writes the other phase
-			}
-		}
+		dev.advanceCQHead()
 	}
-	if n > 0 && !dev.q.Has(quirk.NoCQHead) {
-		dev.regs.Writel(sacc.RegCQHeadDB, dev.cqHead)
+	if n > 0 {
+		dev.returnCQSlots()
 	}
 	return n
+}
+
+// nextCompletion reads the CQ entry at the head if it is new: its phase first,
+// then rmb, then the body, so that no load of the body sees what was there
+// before the phase said the entry is new (§7.2). Under body-before-phase the body
+// is read first and may be stale.
+func (dev *Device) nextCompletion() (sacc.Completion, bool) {
+	slot := dev.cqCPU + uint64(dev.cqHead)*sacc.CompletionSize
+	if dev.q.Has(quirk.BodyBeforePhase) {
+		cpl := dev.completionBody(slot)
+		return cpl, dev.completionPhase(slot) == dev.phase
+	}
+	if dev.completionPhase(slot) != dev.phase {
+		return sacc.Completion{}, false
+	}
+	dev.rmb()
+	return dev.completionBody(slot), true
+}
+
+func (dev *Device) completionPhase(slot uint64) uint8 {
+	return uint8(dev.k.CPU.Load16(slot+sacc.CplPhaseOff) & sacc.CplPhaseBit)
+}
+
+func (dev *Device) completionBody(slot uint64) sacc.Completion {
+	c := dev.k.CPU
+	reqID, resultLen := c.Load32(slot+sacc.CplReqIDOff), c.Load32(slot+sacc.CplResultLenOff)
+	return sacc.Completion{ReqID: reqID, ResultLen: resultLen, Status: sacc.Status(c.Load16(slot + sacc.CplStatusOff))}
+}
+
+// rmb orders the body loads after the phase load. Under missing-rmb it is left
+// out, and on arm64 a body load may be performed before the phase load.
+func (dev *Device) rmb() {
+	if !dev.q.Has(quirk.MissingRMB) {
+		dev.k.CPU.RMB()
+	}
+}
+
+// advanceCQHead moves past a consumed entry; at the ring's end the next lap
+// carries the other phase (§7.2). Under no-phase-flip the expected phase stays.
+func (dev *Device) advanceCQHead() {
+	if dev.cqHead++; dev.cqHead == dev.size {
+		dev.cqHead = 0
+		if !dev.q.Has(quirk.NoPhaseFlip) {
+			dev.phase ^= 1
+		}
+	}
+}
+
+// returnCQSlots tells the device, with one CQ_HEAD write, that every consumed
+// slot is free again (§7.3). Under no-cq-head the write never happens and the
+// device stalls on a CQ it thinks is full.
+func (dev *Device) returnCQSlots() {
+	if !dev.q.Has(quirk.NoCQHead) {
+		dev.regs.Writel(sacc.RegCQHeadDB, dev.cqHead)
+	}
 }
 
 func (dev *Device) complete(reqID, resultLen uint32, status sacc.Status) {
@@ -218,19 +265,23 @@ func (dev *Device) timedOut(r *Request) error {
 // posted while draining raises a new interrupt instead of being missed (§9).
 func (dev *Device) completionIRQ(v uint8, _ any) kernel.IRQReturn {
 	dev.Stats.Interrupts++
-	if dev.q.Has(quirk.DrainThenAck) {
-		n := dev.Reap() // the bug: a completion that lands now raises nothing
-		dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
-		if n == 0 {
-			dev.Stats.SpuriousInterrupts++
-		}
-		return kernel.IRQHandled
-	}
-	dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
-	if dev.Reap() == 0 {
+	if dev.ackAndReap() == 0 {
 		dev.Stats.SpuriousInterrupts++
 	}
 	return kernel.IRQHandled
+}
+
+// ackAndReap acknowledges the completion interrupt and then drains the CQ,
+// returning how many completions it consumed. Under drain-then-ack the order is
+// reversed, and a completion that lands between the two raises nothing.
+func (dev *Device) ackAndReap() int {
+	if dev.q.Has(quirk.DrainThenAck) {
+		n := dev.Reap()
+		dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
+		return n
+	}
+	dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
+	return dev.Reap()
 }
 
 // errorIRQ handles vector 1: the device halted.
@@ -247,6 +298,12 @@ func (dev *Device) errorIRQ(v uint8, _ any) kernel.IRQReturn {
 func (dev *Device) recover() {
 	st, code := dev.readReg(sacc.RegSTATUS), dev.readReg(sacc.RegErrCode)
 	if st&sacc.StatusError == 0 {
+		return
+	}
+	if dev.starting || dev.acquired != stepChrdev {
+		// A start under way sees ERROR in STATUS itself and fails; a probe or a
+		// remove in progress unwinds. Resetting from here would only enable the
+		// device again, and an enable it refuses would raise this again.
 		return
 	}
 	dev.pdev.Info("device error: STATUS %#x ERR_CODE %#x (%v); resetting", st, code, sacc.Status(code))

@@ -158,11 +158,20 @@ func (k *Kernel) FlushIOTLB() {
 // IOMMUOn reports whether DMA addresses are IOVAs.
 func (k *Kernel) IOMMUOn() bool { return k.dom != nil }
 
-// mapRange maps [phys, phys+n) at a fresh IOVA range and returns the IOVA of phys.
-func (d *domain) mapRange(phys, n uint64, perm uint64, firstPageOnly bool) (uint64, error) {
+// IOMMUMappings counts the IOVA pages the domain maps now (0 without an IOMMU).
+func (k *Kernel) IOMMUMappings() int {
+	if k.dom == nil {
+		return 0
+	}
+	return len(k.dom.phys)
+}
+
+// mapRange maps [phys, phys+n) at a fresh IOVA range no higher than limit and
+// returns the IOVA of phys.
+func (d *domain) mapRange(phys, n, perm, limit uint64, firstPageOnly bool) (uint64, error) {
 	off := phys & sacc.PageMask
 	span := pageRound(off + n)
-	base, err := d.iova.alloc(span, sacc.PageSize)
+	base, err := d.iova.allocBelow(span, sacc.PageSize, limit)
 	if err != nil {
 		return 0, fmt.Errorf("IOVA space exhausted: %w", err)
 	}
@@ -208,11 +217,63 @@ func (k *Kernel) physOf(dma uint64) (uint64, bool) {
 	return p | dma&sacc.PageMask, ok
 }
 
+// DMABitMask is DMA_BIT_MASK(n): every address n bits can hold.
+func DMABitMask(n uint) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<n - 1
+}
+
+// DMASetMaskAndCoherent is dma_set_mask_and_coherent: the device can reach DMA
+// addresses up to mask, for streaming mappings and coherent memory alike (this
+// kernel keeps one mask for both). From then on every allocation and mapping for
+// the device stays at or below it. It fails with EIO, and keeps the old mask, when
+// the platform could hand out no DMA address below mask at all.
+func (d *PCIDev) DMASetMaskAndCoherent(mask uint64) error {
+	if err := d.k.shouldFail("dma_set_mask_and_coherent"); err != nil {
+		return err
+	}
+	// The lowest DMA address this kernel hands out: the first allocatable page
+	// of RAM, or the start of the IOVA space behind the IOMMU.
+	lowest := uint64(reservedLow)
+	if d.k.dom != nil {
+		lowest = IOVABase
+	}
+	if mask < lowest+sacc.PageSize-1 {
+		return fmt.Errorf("DMA mask %#x: the platform has no DMA address below %#x: %w", mask, lowest+sacc.PageSize, EIO)
+	}
+	d.dmaMask = mask
+	return nil
+}
+
+// DMAMask is the highest DMA address the device can reach (32 bits until its
+// driver sets a mask).
+func (d *PCIDev) DMAMask() uint64 { return d.dmaMask }
+
+// reachable checks, for a mapping without an IOMMU, that the device can reach
+// every byte of [phys, phys+n): this kernel has no bounce buffers (swiotlb) to
+// copy through, so an address beyond the mask cannot be mapped.
+func (d *PCIDev) reachable(phys, n uint64) error {
+	if n > 0 && phys+n-1 > d.dmaMask {
+		return fmt.Errorf("DMA address %#x+%#x is beyond the device's mask %#x (no bounce buffer): %w", phys, n, d.dmaMask, EIO)
+	}
+	return nil
+}
+
 // DMAAllocCoherent is dma_alloc_coherent: memory both sides see without syncs
-// (uncached on a non-coherent system), with its CPU address and its DMA address.
+// (uncached on a non-coherent system), with its CPU address and its DMA address,
+// which the device's mask can reach.
 func (d *PCIDev) DMAAllocCoherent(size uint64) (cpuAddr, dmaAddr uint64, err error) {
 	k := d.k
-	p, err := k.AllocPages(size)
+	if err := k.shouldFail("dma_alloc_coherent"); err != nil {
+		return 0, 0, err
+	}
+	limit := noLimit // behind the IOMMU the IOVA, not the page, must be reachable
+	if k.dom == nil {
+		limit = d.dmaMask
+	}
+	p, err := k.allocPagesBelow(size, limit)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -222,7 +283,7 @@ func (d *PCIDev) DMAAllocCoherent(size uint64) (cpuAddr, dmaAddr uint64, err err
 	if k.dom == nil {
 		return p, p, nil
 	}
-	iova, err := k.dom.mapRange(p, pageRound(size), sacc.PTERead|sacc.PTEWrite, false)
+	iova, err := k.dom.mapRange(p, pageRound(size), sacc.PTERead|sacc.PTEWrite, d.dmaMask, false)
 	if err != nil {
 		k.FreePages(p, size)
 		return 0, 0, err
@@ -247,13 +308,18 @@ func (d *PCIDev) DMAFreeCoherent(size, cpuAddr, dmaAddr uint64) {
 // system it cleans the CPU cache so the device sees the buffer.
 func (d *PCIDev) DMAMapSingle(cpuAddr, size uint64, dir Direction) (uint64, error) {
 	k := d.k
+	if k.dom == nil {
+		if err := d.reachable(cpuAddr, size); err != nil {
+			return 0, err
+		}
+	}
 	if k.CPU.NonCoherent() && dir != DMAFromDevice {
 		k.CPU.CleanRange(cpuAddr, size)
 	}
 	if k.dom == nil {
 		return cpuAddr, nil
 	}
-	return k.dom.mapRange(cpuAddr, size, dir.perm(), k.cfg.Quirks.Has(quirk.FirstPageOnly))
+	return k.dom.mapRange(cpuAddr, size, dir.perm(), d.dmaMask, k.cfg.Quirks.Has(quirk.FirstPageOnly))
 }
 
 // DMAUnmapSingle is dma_unmap_single. On a non-coherent system a buffer the
@@ -308,6 +374,11 @@ func (d *PCIDev) DMAMapSG(sg []SG, dir Direction) (int, error) {
 		}
 	}
 	if k.dom == nil {
+		for _, e := range sg {
+			if err := d.reachable(e.Phys, e.Len); err != nil {
+				return 0, err
+			}
+		}
 		for i := range sg {
 			sg[i].DMAAddr, sg[i].DMALen = sg[i].Phys, sg[i].Len
 		}
@@ -319,9 +390,9 @@ func (d *PCIDev) DMAMapSG(sg []SG, dir Direction) (int, error) {
 		total += e.Len
 	}
 	span := pageRound(off + total)
-	base, err := k.dom.iova.alloc(span, sacc.PageSize)
+	base, err := k.dom.iova.allocBelow(span, sacc.PageSize, d.dmaMask)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("IOVA space exhausted: %w", err)
 	}
 	at := base
 	for _, e := range sg {

@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -746,5 +747,136 @@ func TestDMAAllocCoherentOutOfMemory(t *testing.T) {
 		if _, _, err := d.DMAAllocCoherent(pg); err != nil {
 			t.Fatalf("iommu=%v: %v", iommu, err)
 		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// DMA masks
+
+func TestDMABitMask(t *testing.T) {
+	for n, want := range map[uint]uint64{0: 0, 12: 0xFFF, 32: 0xFFFF_FFFF, 48: 1<<48 - 1, 63: 1<<63 - 1, 64: ^uint64(0)} {
+		if got := kernel.DMABitMask(n); got != want {
+			t.Errorf("DMABitMask(%d) = %#x, want %#x", n, got, want)
+		}
+	}
+}
+
+func TestDMASetMaskAndCoherent(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    host.Config
+		lowest uint64 // the lowest DMA address the platform hands out
+	}{
+		{"no IOMMU", host.Config{}, 1 << 20},
+		{"IOMMU", withIOMMU, kernel.IOVABase},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, d := bare(t, tc.cfg)
+			if got := d.DMAMask(); got != kernel.DMABitMask(32) {
+				t.Fatalf("a device starts with mask %#x, want 32 bits", got)
+			}
+			// A mask that reaches no page the platform can hand out is refused.
+			for _, mask := range []uint64{0, kernel.DMABitMask(12), tc.lowest - 1, tc.lowest + pg - 2} {
+				if err := d.DMASetMaskAndCoherent(mask); !errors.Is(err, kernel.EIO) {
+					t.Errorf("mask %#x: %v, want EIO", mask, err)
+				}
+				if got := d.DMAMask(); got != kernel.DMABitMask(32) {
+					t.Fatalf("a refused mask %#x changed the mask to %#x", mask, got)
+				}
+			}
+			for _, mask := range []uint64{tc.lowest + pg - 1, kernel.DMABitMask(40), kernel.DMABitMask(64)} {
+				if err := d.DMASetMaskAndCoherent(mask); err != nil {
+					t.Errorf("mask %#x: %v", mask, err)
+				}
+				if got := d.DMAMask(); got != mask {
+					t.Errorf("mask %#x set, DMAMask says %#x", mask, got)
+				}
+			}
+		})
+	}
+}
+
+// TestDMAMaskHonouredWithoutIOMMU: coherent memory comes from below the mask
+// until there is none left, and a streaming mapping of memory above it fails,
+// since there is no bounce buffer to copy through.
+func TestDMAMaskHonouredWithoutIOMMU(t *testing.T) {
+	h, d := bare(t, host.Config{})
+	low := kbuf(t, h, pattern(pg, 1)) // allocated first: low in RAM
+	const mask = 4<<20 - 1
+	if err := d.DMASetMaskAndCoherent(mask); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		cpu, dma, err := d.DMAAllocCoherent(pg)
+		if err != nil {
+			if !strings.Contains(err.Error(), "out of memory") || !strings.Contains(err.Error(), "below 0x400000") {
+				t.Fatalf("allocation %d: %v", n, err)
+			}
+			break
+		}
+		if dma != cpu || dma+pg-1 > mask {
+			t.Fatalf("allocation %d at cpu %#x dma %#x, beyond mask %#x", n, cpu, dma, mask)
+		}
+	}
+	if n < 512 {
+		t.Fatalf("only %d pages below a 4 MiB mask", n)
+	}
+	high := kbuf(t, h, pattern(pg, 2)) // the memory below the mask is gone
+	if high <= mask {
+		t.Fatalf("a kernel buffer at %#x after the low memory ran out", high)
+	}
+	if got := mapSingle(t, d, low, pg, kernel.DMAToDevice); got != low {
+		t.Errorf("a reachable buffer maps at %#x, want %#x", got, low)
+	}
+	if dma, err := d.DMAMapSingle(high, pg, kernel.DMAToDevice); !errors.Is(err, kernel.EIO) {
+		t.Errorf("DMAMapSingle of %#x above mask %#x = %#x, %v; want EIO", high, uint64(mask), dma, err)
+	}
+	if _, err := d.DMAMapSingle(mask-pg/2+1, pg, kernel.DMAToDevice); !errors.Is(err, kernel.EIO) {
+		t.Errorf("a buffer that crosses the mask mapped: %v", err)
+	}
+	sg := []kernel.SG{{Phys: low, Len: pg}, {Phys: high, Len: pg}}
+	if n, err := d.DMAMapSG(sg, kernel.DMAToDevice); !errors.Is(err, kernel.EIO) {
+		t.Errorf("DMAMapSG with a piece above the mask = %d, %v; want EIO", n, err)
+	}
+}
+
+// TestDMAMaskHonouredBehindIOMMU: behind the IOMMU the page may be anywhere, the
+// IOVA must be below the mask.
+func TestDMAMaskHonouredBehindIOMMU(t *testing.T) {
+	h, d := bare(t, withIOMMU)
+	const pages = 8
+	mask := uint64(kernel.IOVABase + pages*pg - 1)
+	if err := d.DMASetMaskAndCoherent(mask); err != nil {
+		t.Fatal(err)
+	}
+	type alloc struct{ cpu, dma uint64 }
+	var got []alloc
+	for {
+		cpu, dma, err := d.DMAAllocCoherent(pg)
+		if err != nil {
+			if !strings.Contains(err.Error(), "IOVA space exhausted") {
+				t.Fatalf("allocation %d: %v", len(got), err)
+			}
+			break
+		}
+		if dma+pg-1 > mask {
+			t.Fatalf("IOVA %#x beyond mask %#x", dma, mask)
+		}
+		got = append(got, alloc{cpu, dma})
+	}
+	if len(got) != pages {
+		t.Fatalf("%d coherent pages below the mask, want %d", len(got), pages)
+	}
+	buf := kbuf(t, h, pattern(pg, 3))
+	if _, err := d.DMAMapSingle(buf, pg, kernel.DMAToDevice); err == nil {
+		t.Fatal("a streaming mapping found IOVA space above the mask")
+	}
+	if _, err := d.DMAMapSG([]kernel.SG{{Phys: buf, Len: pg}}, kernel.DMAToDevice); err == nil {
+		t.Fatal("a scatterlist found IOVA space above the mask")
+	}
+	d.DMAFreeCoherent(pg, got[3].cpu, got[3].dma)
+	if dma := mapSingle(t, d, buf, pg, kernel.DMAToDevice); dma != got[3].dma {
+		t.Errorf("the freed IOVA %#x was not reused: %#x", got[3].dma, dma)
 	}
 }

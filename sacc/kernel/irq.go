@@ -35,6 +35,9 @@ type irqAction struct {
 // programs the device's MSI-X table with interrupt-window messages and enables
 // MSI-X. Entries stay masked until RequestIRQ.
 func (d *PCIDev) AllocIRQVectors(minVecs, maxVecs int) (int, error) {
+	if err := d.k.shouldFail("pci_alloc_irq_vectors"); err != nil {
+		return 0, err
+	}
 	cap := d.FindCapability(sacc.CapIDMSIX)
 	if cap == 0 {
 		return 0, fmt.Errorf("no MSI-X capability")
@@ -52,6 +55,7 @@ func (d *PCIDev) AllocIRQVectors(minVecs, maxVecs int) (int, error) {
 	k := d.k
 	for i := range n {
 		if k.nextV > lastVector {
+			d.vectors = nil // MSI-X stays disabled: nothing was handed out
 			return 0, fmt.Errorf("out of interrupt vectors")
 		}
 		v := k.nextV
@@ -86,11 +90,17 @@ func (d *PCIDev) IRQVector(i int) (uint8, error) {
 }
 
 // RequestIRQ is request_irq for MSI-X entry i: install the handler and unmask
-// the entry.
+// the entry. A vector that has a handler already is EBUSY (no sharing on MSI-X).
 func (d *PCIDev) RequestIRQ(i int, h IRQHandler, name string, data any) error {
+	if err := d.k.shouldFail("request_irq"); err != nil {
+		return err
+	}
 	v, err := d.IRQVector(i)
 	if err != nil {
 		return err
+	}
+	if d.k.irqs[v].handler != nil {
+		return fmt.Errorf("vector %#x is taken by %s: %w", v, d.k.irqs[v].name, EBUSY)
 	}
 	d.k.irqs[v] = irqAction{handler: h, name: name, data: data}
 	if !d.k.cfg.Quirks.Has(quirk.VectorLeftMasked) {

@@ -1,10 +1,13 @@
 // Package kernel is the host operating system a driver runs on, reduced to the
 // services a PCI driver uses and named after Linux so that what a learner reads
 // here transfers: a firmware step that enumerates the bus and assigns BARs, a PCI
-// core that matches drivers (pci_enable_device, pci_set_master, pci_iomap), MSI-X
-// vectors and request_irq, the DMA API (dma_alloc_coherent, dma_map_single,
-// dma_map_sg, dma_sync_*) with an IOMMU domain behind it, a dmesg log, processes
-// with address spaces, system calls, mmap and pin_user_pages.
+// core that matches drivers (pci_enable_device, pci_request_regions, pci_iomap and
+// pci_iounmap, pci_set_master), MSI-X vectors and request_irq, the DMA API
+// (dma_set_mask_and_coherent, dma_alloc_coherent, dma_map_single, dma_map_sg,
+// dma_sync_*) with an IOMMU domain behind it, a dmesg log, processes with address
+// spaces, system calls, mmap and pin_user_pages. Fault injection after Linux's
+// fail_function makes any step of a probe fail on demand, so that a driver's
+// unwinding can be tested.
 //
 // Everything the kernel does to the hardware goes through the CPU's operations,
 // so it costs virtual time and is ordered by the CPU's memory model like any code.
@@ -46,6 +49,8 @@ type Kernel struct {
 	dom   *domain // the IOMMU domain devices are attached to, when the IOMMU is on
 	procs []*Process
 	files map[string]FileOps
+	// faults are the armed fault injections (InjectFault).
+	faults []faultPoint
 
 	Stats Stats
 }

@@ -25,12 +25,24 @@ func (a *pageAllocator) init(ramSize uint64) {
 // alloc returns n bytes (rounded up to pages), aligned to align (a power of two ≥
 // 4 KiB).
 func (a *pageAllocator) alloc(n, align uint64) (uint64, error) {
+	return a.allocBelow(n, align, noLimit)
+}
+
+// noLimit is the highest address there is: an allocation anywhere.
+const noLimit = ^uint64(0)
+
+// allocBelow is alloc for a caller that can reach only addresses up to limit
+// (inclusive): a device's DMA mask.
+func (a *pageAllocator) allocBelow(n, align, limit uint64) (uint64, error) {
 	n = pageRound(n)
 	if align < sacc.PageSize {
 		align = sacc.PageSize
 	}
 	for i, r := range a.free {
 		base := (r.base + align - 1) &^ (align - 1)
+		if n > 0 && base+n-1 > limit {
+			break // the list is sorted: every later range lies higher still
+		}
 		if base+n > r.base+r.size {
 			continue
 		}
@@ -45,6 +57,9 @@ func (a *pageAllocator) alloc(n, align uint64) (uint64, error) {
 		a.free = append(a.free[:i], append(keep, a.free[i+1:]...)...)
 		a.inUse += n
 		return base, nil
+	}
+	if limit != noLimit {
+		return 0, fmt.Errorf("out of memory: no %d contiguous bytes free below %#x", n, limit+1)
 	}
 	return 0, fmt.Errorf("out of memory: no %d contiguous bytes free", n)
 }
@@ -73,8 +88,12 @@ func pageRound(n uint64) uint64 { return (n + sacc.PageSize - 1) &^ (sacc.PageSi
 
 // AllocPages is the page allocator (alloc_pages): n bytes of contiguous, zeroed
 // physical memory. The kernel's direct map makes its address the physical one.
-func (k *Kernel) AllocPages(n uint64) (uint64, error) {
-	p, err := k.mm.alloc(n, sacc.PageSize)
+func (k *Kernel) AllocPages(n uint64) (uint64, error) { return k.allocPagesBelow(n, noLimit) }
+
+// allocPagesBelow is AllocPages for memory a device must reach without an IOMMU:
+// every byte at or below limit.
+func (k *Kernel) allocPagesBelow(n, limit uint64) (uint64, error) {
+	p, err := k.mm.allocBelow(n, sacc.PageSize, limit)
 	if err != nil {
 		return 0, err
 	}

@@ -20,6 +20,9 @@ type PCIDev struct {
 	msixCap              uint32
 	vectors              []uint8 // CPU vectors of allocated MSI-X entries
 	enabled, busMastered bool
+	regions              [sacc.NumBARs]string // who claimed each BAR (pci_request_regions); "" when free
+	iomaps               int                  // pci_iomap mappings not yet unmapped
+	dmaMask              uint64               // the DMA addresses the device can reach
 }
 
 // Resource is an assigned BAR.
@@ -60,7 +63,9 @@ func (k *Kernel) enumerate() error {
 		if id&0xFFFF == sacc.AbsentVendorID {
 			continue
 		}
-		d := &PCIDev{k: k, Dev: dev, Vendor: uint16(id), Device: uint16(id >> 16)}
+		// Every PCI device starts out able to reach 32 bits of DMA address, as
+		// in Linux, until its driver says more (dma_set_mask_and_coherent).
+		d := &PCIDev{k: k, Dev: dev, Vendor: uint16(id), Device: uint16(id >> 16), dmaMask: DMABitMask(32)}
 		rc := c.Readl(d.cfgAddr(sacc.CfgRevision))
 		d.Revision, d.Class = uint8(rc), rc>>8
 		for i := range sacc.NumBARs {
@@ -123,7 +128,7 @@ func (k *Kernel) RegisterDriver(drv *PCIDriver) error {
 		d.Driver = drv
 		if err := drv.Probe(d); err != nil {
 			d.Info("probe failed: %v", err)
-			d.Driver = nil
+			d.Driver, d.DriverData = nil, nil
 			return fmt.Errorf("%s: probe %s: %w", drv.Name, d.Name(), err)
 		}
 	}
@@ -137,7 +142,7 @@ func (k *Kernel) UnregisterDriver(drv *PCIDriver) {
 			if drv.Remove != nil {
 				drv.Remove(d)
 			}
-			d.Driver = nil
+			d.Driver, d.DriverData = nil, nil
 		}
 	}
 }
@@ -153,6 +158,9 @@ func matches(drv *PCIDriver, d *PCIDev) bool {
 
 // EnableDevice is pci_enable_device: turn on memory decoding.
 func (d *PCIDev) EnableDevice() error {
+	if err := d.k.shouldFail("pci_enable_device"); err != nil {
+		return err
+	}
 	cmd := d.ReadConfig16(sacc.CfgCommand)
 	if d.k.cfg.Quirks.Has(quirk.SkipMemoryEnable) {
 		cmd &^= sacc.CmdMemorySpace // the bug: decoding never turned on
@@ -185,6 +193,42 @@ func (d *PCIDev) ClearMaster() {
 	d.busMastered = false
 }
 
+// IsEnabled is pci_is_enabled: EnableDevice succeeded and DisableDevice has not
+// run since.
+func (d *PCIDev) IsEnabled() bool { return d.enabled }
+
+// IsBusMaster is pdev->is_busmaster: SetMaster turned bus mastering on and
+// nothing has turned it off since.
+func (d *PCIDev) IsBusMaster() bool { return d.busMastered }
+
+// RequestRegions is pci_request_regions: claim every assigned BAR for name, so
+// that no one else drives the device's registers. If any BAR is claimed already
+// it fails with EBUSY and claims none.
+func (d *PCIDev) RequestRegions(name string) error {
+	if err := d.k.shouldFail("pci_request_regions"); err != nil {
+		return err
+	}
+	for i, r := range d.BAR {
+		if r.Size != 0 && d.regions[i] != "" {
+			d.Info("BAR %d: can't reserve [mem 0x%08x-0x%08x]: in use by %s", i, r.Start, r.Start+r.Size-1, d.regions[i])
+			return fmt.Errorf("BAR%d is claimed by %s: %w", i, d.regions[i], EBUSY)
+		}
+	}
+	for i, r := range d.BAR {
+		if r.Size != 0 {
+			d.regions[i] = name
+		}
+	}
+	return nil
+}
+
+// ReleaseRegions is pci_release_regions: give back what RequestRegions claimed.
+func (d *PCIDev) ReleaseRegions() { d.regions = [sacc.NumBARs]string{} }
+
+// RegionOwner is the name that claimed BAR i, "" when it is free (what
+// /proc/iomem shows).
+func (d *PCIDev) RegionOwner(i int) string { return d.regions[i] }
+
 // FindCapability walks the capability list from 0x34 (pci_find_capability).
 func (d *PCIDev) FindCapability(id uint8) uint32 {
 	if d.ReadConfig16(sacc.CfgStatus)&sacc.StatusCapList == 0 {
@@ -203,30 +247,68 @@ func (d *PCIDev) FindCapability(id uint8) uint32 {
 
 // IOMem is an ioremapped BAR (void __iomem *).
 type IOMem struct {
-	k    *Kernel
-	Base uint64
-	Size uint64
+	k        *Kernel
+	pdev     *PCIDev // the device it was mapped for; nil for the kernel's own
+	Base     uint64
+	Size     uint64
+	unmapped bool
 }
 
-// IOMap is pci_iomap: map BAR i for MMIO. It fails for an unassigned BAR.
+// IOMap is pci_iomap: map BAR i for MMIO. It fails for an unassigned BAR. Each
+// mapping is undone with IOUnmap.
 func (d *PCIDev) IOMap(bar int) (*IOMem, error) {
+	if err := d.k.shouldFail("pci_iomap"); err != nil {
+		return nil, err
+	}
 	r := d.BAR[bar]
 	if r.Size == 0 {
 		return nil, fmt.Errorf("BAR%d is not assigned", bar)
 	}
-	return &IOMem{k: d.k, Base: r.Start, Size: r.Size}, nil
+	d.iomaps++
+	return &IOMem{k: d.k, pdev: d, Base: r.Start, Size: r.Size}, nil
+}
+
+// IOUnmap is pci_iounmap: the mapping goes away, and any access through it
+// afterwards is a kernel bug that stops the kernel (see at). Unmapping twice, or
+// a mapping of another device, is refused with a warning.
+func (d *PCIDev) IOUnmap(io *IOMem) {
+	if io == nil || io.pdev != d || io.unmapped {
+		d.Info("WARNING: pci_iounmap of a mapping that is not live")
+		return
+	}
+	io.unmapped = true
+	d.iomaps--
+}
+
+// IOMaps counts the device's IOMap mappings that IOUnmap has not undone.
+func (d *PCIDev) IOMaps() int { return d.iomaps }
+
+// at is the address of the register at off. An access through a mapping that
+// iounmap removed reaches no device on real hardware but a page fault in the
+// kernel: here too the kernel stops, with the address.
+func (io *IOMem) at(off uint32) uint64 {
+	if io.unmapped {
+		panic(fmt.Errorf("BUG: unable to handle page fault for address %#x: BAR at %#x was iounmapped", io.Base+uint64(off), io.Base))
+	}
+	return io.Base + uint64(off)
 }
 
 // Readl is ioread32 at an offset into the BAR.
-func (io *IOMem) Readl(off uint32) uint32 { return io.k.CPU.Readl(io.Base + uint64(off)) }
+func (io *IOMem) Readl(off uint32) uint32 { return io.k.CPU.Readl(io.at(off)) }
+
+// Readw is ioread16.
+func (io *IOMem) Readw(off uint32) uint16 { return io.k.CPU.Readw(io.at(off)) }
 
 // Writel is iowrite32: ordered after every earlier store to memory.
-func (io *IOMem) Writel(off uint32, v uint32) { io.k.CPU.Writel(io.Base+uint64(off), v) }
+func (io *IOMem) Writel(off uint32, v uint32) { io.k.CPU.Writel(io.at(off), v) }
+
+// Writew is iowrite16.
+func (io *IOMem) Writew(off uint32, v uint16) { io.k.CPU.Writew(io.at(off), v) }
 
 // WritelRelaxed is writel_relaxed: not ordered against earlier stores to memory.
 func (io *IOMem) WritelRelaxed(off uint32, v uint32) {
-	io.k.CPU.WritelRelaxed(io.Base+uint64(off), v)
+	io.k.CPU.WritelRelaxed(io.at(off), v)
 }
 
 // Writeq writes a 64-bit register (lo_hi_writeq would also do on SACC).
-func (io *IOMem) Writeq(off uint32, v uint64) { io.k.CPU.Writeq(io.Base+uint64(off), v) }
+func (io *IOMem) Writeq(off uint32, v uint64) { io.k.CPU.Writeq(io.at(off), v) }

@@ -1,6 +1,8 @@
 package kernel_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
+	"github.com/saccbook/saccbook/sacc/trace"
 )
 
 func TestEnableDeviceAndSetMasterSetCommandBits(t *testing.T) {
@@ -178,5 +181,134 @@ func TestMovingABARMovesItsDecode(t *testing.T) {
 	}
 	if v := h.CPU.Readl(d.BAR[0].Start + sacc.RegMAGIC); v != 0xFFFF_FFFF {
 		t.Errorf("the old address still decodes: %#x", v)
+	}
+}
+
+func TestRequestRegionsClaimsEveryAssignedBAR(t *testing.T) {
+	h, d := bare(t, host.Config{})
+	if err := d.RequestRegions("first"); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range d.BAR {
+		want := map[bool]string{true: "first", false: ""}[r.Size != 0]
+		if got := d.RegionOwner(i); got != want {
+			t.Errorf("BAR%d (size %#x) claimed by %q, want %q", i, r.Size, got, want)
+		}
+	}
+	// A second claim is refused whoever makes it, and changes nothing.
+	for _, name := range []string{"second", "first"} {
+		if err := d.RequestRegions(name); !errors.Is(err, kernel.EBUSY) {
+			t.Fatalf("RequestRegions(%q) while claimed: %v, want EBUSY", name, err)
+		}
+		if got := d.RegionOwner(0); got != "first" {
+			t.Fatalf("a refused claim changed BAR0's owner to %q", got)
+		}
+	}
+	if log := dmesg(t, h.K); !strings.Contains(log, "BAR 0: can't reserve [mem 0xc0000000-0xc0001fff]: in use by first") {
+		t.Errorf("dmesg lacks the refused claim:\n%s", log)
+	}
+	d.ReleaseRegions()
+	for i := range d.BAR {
+		if got := d.RegionOwner(i); got != "" {
+			t.Errorf("after ReleaseRegions BAR%d is claimed by %q", i, got)
+		}
+	}
+	if err := d.RequestRegions("second"); err != nil {
+		t.Fatalf("RequestRegions after ReleaseRegions: %v", err)
+	}
+	if got := d.RegionOwner(0); got != "second" {
+		t.Fatalf("BAR0 claimed by %q, want second", got)
+	}
+}
+
+func TestIOUnmapEndsTheMapping(t *testing.T) {
+	h, d := bare(t, host.Config{})
+	if err := d.EnableDevice(); err != nil {
+		t.Fatal(err)
+	}
+	regs, err := d.IOMap(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := d.IOMap(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := d.IOMaps(); n != 2 {
+		t.Fatalf("%d live mappings after two IOMaps", n)
+	}
+	if v := regs.Readl(sacc.RegMAGIC); v != sacc.MagicValue {
+		t.Fatalf("MAGIC %#x through a live mapping", v)
+	}
+	d.IOUnmap(regs)
+	if n := d.IOMaps(); n != 1 {
+		t.Fatalf("%d live mappings after one IOUnmap, want 1", n)
+	}
+	// Every accessor refuses an unmapped BAR, and nothing reaches the device.
+	writes := record(t, h, trace.RegWrite)
+	for name, access := range map[string]func(){
+		"Readl":         func() { regs.Readl(sacc.RegMAGIC) },
+		"Readw":         func() { regs.Readw(sacc.RegMAGIC) },
+		"Writel":        func() { regs.Writel(sacc.RegSCRATCH, 1) },
+		"Writew":        func() { regs.Writew(sacc.RegSCRATCH, 1) },
+		"WritelRelaxed": func() { regs.WritelRelaxed(sacc.RegSCRATCH, 1) },
+		"Writeq":        func() { regs.Writeq(sacc.RegSQBaseLo, 1) },
+	} {
+		msg := func() (msg string) {
+			defer func() {
+				if v := recover(); v != nil {
+					msg = fmt.Sprint(v)
+				}
+			}()
+			access()
+			return ""
+		}()
+		if !strings.Contains(msg, "iounmapped") || !strings.Contains(msg, "0xc00000") {
+			t.Errorf("%s after IOUnmap: %q, want the kernel stopped at the address", name, msg)
+		}
+	}
+	if len(*writes) != 0 || h.M.Device().State().Scratch != 0 {
+		t.Fatalf("writes through an unmapped BAR reached the device: %v", *writes)
+	}
+	// The other mapping is unaffected; unmapping twice is only a warning.
+	if v := other.Readl(sacc.RegMAGIC); v != sacc.MagicValue {
+		t.Fatalf("MAGIC %#x through the other mapping", v)
+	}
+	d.IOUnmap(regs)
+	if n := d.IOMaps(); n != 1 {
+		t.Fatalf("a second IOUnmap of the same mapping left %d live mappings, want 1", n)
+	}
+	if log := dmesg(t, h.K); !strings.Contains(log, "pci_iounmap of a mapping that is not live") {
+		t.Errorf("dmesg lacks the warning:\n%s", log)
+	}
+	d.IOUnmap(other)
+	if n := d.IOMaps(); n != 0 {
+		t.Fatalf("%d live mappings after unmapping both", n)
+	}
+}
+
+func TestIsEnabledAndIsBusMasterFollowTheCalls(t *testing.T) {
+	_, d := bare(t, host.Config{})
+	state := func() [2]bool { return [2]bool{d.IsEnabled(), d.IsBusMaster()} }
+	for _, step := range []struct {
+		name string
+		do   func()
+		want [2]bool
+	}{
+		{"at boot", func() {}, [2]bool{false, false}},
+		{"EnableDevice", func() {
+			if err := d.EnableDevice(); err != nil {
+				t.Fatal(err)
+			}
+		}, [2]bool{true, false}},
+		{"SetMaster", d.SetMaster, [2]bool{true, true}},
+		{"ClearMaster", d.ClearMaster, [2]bool{true, false}},
+		{"SetMaster again", d.SetMaster, [2]bool{true, true}},
+		{"DisableDevice", d.DisableDevice, [2]bool{false, false}},
+	} {
+		step.do()
+		if got := state(); got != step.want {
+			t.Errorf("after %s: enabled, bus master = %v, want %v", step.name, got, step.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package kernel_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -530,12 +529,8 @@ func TestIoctlSubmitCopiesBetweenUserBuffers(t *testing.T) {
 			for round := range 3 { // repeated: IOVAs and pins are recycled
 				data := pattern(n, byte(round))
 				p.StoreBytes(src, data)
-				var b [driver.SubmitArgsSize]byte
-				binary.LittleEndian.PutUint16(b[0:], sacc.OpMEMCPY)
-				binary.LittleEndian.PutUint32(b[4:], n)
-				binary.LittleEndian.PutUint64(b[8:], src)
-				binary.LittleEndian.PutUint64(b[16:], dst)
-				p.StoreBytes(args, b[:])
+				a := driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Length: n, Src: src, Dst: dst}
+				a.Store(p, args)
 				calls := p.Stats.Syscalls
 				if _, err := p.Ioctl(fd, driver.IocSubmit, args); err != nil {
 					t.Fatal(err)
@@ -543,8 +538,8 @@ func TestIoctlSubmitCopiesBetweenUserBuffers(t *testing.T) {
 				if p.Stats.Syscalls != calls+1 {
 					t.Errorf("one ioctl counted %d times", p.Stats.Syscalls-calls)
 				}
-				if status, result := p.Load32(args+24), p.Load32(args+28); status != 0 || result != n {
-					t.Fatalf("round %d: status %d result_len %d", round, status, result)
+				if a.LoadResult(p, args); a.Status != sacc.StatusOK || a.ResultLen != n {
+					t.Fatalf("round %d: status %v result_len %d", round, a.Status, a.ResultLen)
 				}
 				got := make([]byte, n)
 				p.LoadBytes(dst, got)

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -123,11 +122,7 @@ func BypassTour(m *machine.Machine, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var blk [driver.RingArgsSize]byte
-	binary.LittleEndian.PutUint64(blk[0:], q.sq)
-	binary.LittleEndian.PutUint64(blk[8:], q.cq)
-	binary.LittleEndian.PutUint32(blk[16:], ch10Ring)
-	p.StoreBytes(args, blk[:])
+	driver.RingArgs{SQ: q.sq, CQ: q.cq, Size: ch10Ring}.Store(p, args)
 	if _, err := p.Ioctl(fd, driver.IocSetupRings, args); err != nil {
 		return err
 	}
@@ -174,9 +169,7 @@ func BypassTour(m *machine.Machine, env *Env) error {
 	if _, err := p.Ioctl(fd, driver.IocReleaseRings, 0); err != nil {
 		return err
 	}
-	var sub [driver.SubmitArgsSize]byte
-	binary.LittleEndian.PutUint16(sub[0:], sacc.OpNOP)
-	p.StoreBytes(args, sub[:])
+	driver.SubmitArgs{Opcode: sacc.OpNOP}.Store(p, args)
 	calls, start = p.Stats.Syscalls, m.Now()
 	for range jobs {
 		if _, err := p.Ioctl(fd, driver.IocSubmit, args); err != nil {

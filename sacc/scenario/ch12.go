@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -98,22 +97,17 @@ func ScatterGather(m *machine.Machine, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var blk [driver.SubmitArgsSize]byte
-	binary.LittleEndian.PutUint16(blk[0:], sacc.OpMEMCPY)
-	binary.LittleEndian.PutUint32(blk[4:], ch12Len)
-	binary.LittleEndian.PutUint64(blk[8:], src)
-	binary.LittleEndian.PutUint64(blk[16:], dst)
-	p.StoreBytes(args, blk[:])
+	sub := driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Length: ch12Len, Src: src, Dst: dst}
+	sub.Store(p, args)
 	descs, doorbells, start := h.Dev.Stats.Submitted, h.Dev.Stats.Doorbells, m.Now()
 	_, ioErr := p.Ioctl(fd, driver.IocSubmit, args)
 	took := m.Now() - start
-	var out [8]byte
-	p.LoadBytes(args+24, out[:])
+	sub.LoadResult(p, args)
 	got := make([]byte, ch12Len)
 	p.LoadBytes(dst, got)
 	fmt.Fprintf(log, "ioctl(SUBMIT) MEMCPY of %d bytes: %d descriptor(s), %d doorbell(s), %d ns; status %v, result_len %d; data %s\n",
 		ch12Len, h.Dev.Stats.Submitted-descs, h.Dev.Stats.Doorbells-doorbells, took,
-		sacc.Status(binary.LittleEndian.Uint32(out[0:])), binary.LittleEndian.Uint32(out[4:]),
+		sub.Status, sub.ResultLen,
 		map[bool]string{true: "arrived", false: "did NOT arrive"}[bytes.Equal(got, payload)])
 	if ioErr != nil {
 		fmt.Fprintf(log, "ioctl: %v\n", ioErr)

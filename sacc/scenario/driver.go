@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -195,12 +194,7 @@ func Bypass(m *machine.Machine, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var blk [driver.SubmitArgsSize]byte
-	binary.LittleEndian.PutUint16(blk[0:], sacc.OpMEMCPY)
-	binary.LittleEndian.PutUint32(blk[4:], size)
-	binary.LittleEndian.PutUint64(blk[8:], src)
-	binary.LittleEndian.PutUint64(blk[16:], dst)
-	p.StoreBytes(args, blk[:])
+	driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Length: size, Src: src, Dst: dst}.Store(p, args)
 	calls, start = p.Stats.Syscalls, m.Now()
 	for range jobs {
 		if _, err := p.Ioctl(fd, driver.IocSubmit, args); err != nil {

@@ -1,7 +1,6 @@
 package user_test
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -59,12 +58,7 @@ func BenchmarkKernelPathCopy4K(b *testing.B) {
 	src, _ := p.Alloc(jobBytes)
 	dst, _ := p.Alloc(jobBytes)
 	args, _ := p.Alloc(sacc.PageSize)
-	var blk [driver.SubmitArgsSize]byte
-	binary.LittleEndian.PutUint16(blk[0:], sacc.OpMEMCPY)
-	binary.LittleEndian.PutUint32(blk[4:], jobBytes)
-	binary.LittleEndian.PutUint64(blk[8:], src)
-	binary.LittleEndian.PutUint64(blk[16:], dst)
-	p.StoreBytes(args, blk[:])
+	driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Length: jobBytes, Src: src, Dst: dst}.Store(p, args)
 	calls, start := p.Stats.Syscalls, h.M.Now()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -8,7 +8,6 @@
 package user
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/saccbook/saccbook/sacc"
@@ -57,11 +56,7 @@ func Open(p *kernel.Process, size uint32) (*Queue, error) {
 	if q.cq, err = p.Alloc(uint64(size) * sacc.CompletionSize); err != nil {
 		return fail(err)
 	}
-	var args [driver.RingArgsSize]byte
-	binary.LittleEndian.PutUint64(args[0:], q.sq)
-	binary.LittleEndian.PutUint64(args[8:], q.cq)
-	binary.LittleEndian.PutUint32(args[16:], size)
-	p.StoreBytes(q.scratch, args[:])
+	driver.RingArgs{SQ: q.sq, CQ: q.cq, Size: size}.Store(p, q.scratch)
 	if _, err := p.Ioctl(fd, driver.IocSetupRings, q.scratch); err != nil {
 		return fail(fmt.Errorf("take over the queue: %w", err))
 	}
@@ -79,12 +74,8 @@ func (q *Queue) Close() error {
 // MapBuffer pins a buffer of the process and maps it for the device (one system
 // call, at setup time); it returns the DMA address the device uses.
 func (q *Queue) MapBuffer(addr, length uint64, dir kernel.Direction) (uint64, error) {
-	var args [driver.MapArgsSize]byte
-	binary.LittleEndian.PutUint64(args[0:], addr)
-	binary.LittleEndian.PutUint64(args[8:], length)
-	binary.LittleEndian.PutUint32(args[16:], uint32(dir))
 	blk := q.scratch + 256
-	q.p.StoreBytes(blk, args[:])
+	driver.MapArgs{Addr: addr, Length: length, Dir: dir}.Store(q.p, blk)
 	return q.p.Ioctl(q.fd, driver.IocMapBuffer, blk)
 }
 

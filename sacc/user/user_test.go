@@ -2,7 +2,6 @@ package user_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -109,12 +108,8 @@ func TestKernelPathCostsSystemCalls(t *testing.T) {
 		dst, _ := p.Alloc(n)
 		args, _ := p.Alloc(sacc.PageSize)
 		p.StoreBytes(src, bytes.Repeat([]byte{9}, n))
-		var b [driver.SubmitArgsSize]byte
-		binary.LittleEndian.PutUint16(b[0:], sacc.OpXFORM)
-		binary.LittleEndian.PutUint32(b[4:], n)
-		binary.LittleEndian.PutUint64(b[8:], src)
-		binary.LittleEndian.PutUint64(b[16:], dst)
-		p.StoreBytes(args, b[:])
+		a := driver.SubmitArgs{Opcode: sacc.OpXFORM, Length: n, Src: src, Dst: dst}
+		a.Store(p, args)
 		before := p.Stats.Syscalls
 		for range 5 {
 			if _, err := p.Ioctl(fd, driver.IocSubmit, args); err != nil {
@@ -124,8 +119,8 @@ func TestKernelPathCostsSystemCalls(t *testing.T) {
 		if got := p.Stats.Syscalls - before; got != 5 {
 			t.Fatalf("5 jobs took %d system calls", got)
 		}
-		if v := p.Load32(args + 24); v != uint32(sacc.StatusOK) {
-			t.Fatalf("status %#x", v)
+		if a.LoadResult(p, args); a.Status != sacc.StatusOK || a.ResultLen != n {
+			t.Fatalf("status %v, result_len %d", a.Status, a.ResultLen)
 		}
 		if p.Load16(dst+n-2) != uint16(9^sacc.XFORMKey)*0x101 {
 			t.Fatalf("iommu=%v: XFORM result wrong: %#x", iommu, p.Load16(dst+n-2))

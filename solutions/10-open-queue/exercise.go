@@ -4,8 +4,6 @@
 package openqueue
 
 import (
-	"encoding/binary"
-
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/kernel"
@@ -45,9 +43,7 @@ func Open(p *kernel.Process, size uint32) (Queue, error) {
 		return fail(err)
 	}
 	var b [driver.RingArgsSize]byte
-	binary.LittleEndian.PutUint64(b[0:], q.SQ)
-	binary.LittleEndian.PutUint64(b[8:], q.CQ)
-	binary.LittleEndian.PutUint32(b[16:], size)
+	driver.RingArgs{SQ: q.SQ, CQ: q.CQ, Size: size}.Encode(b[:])
 	p.StoreBytes(arg, b[:])
 	if _, err := p.Ioctl(fd, driver.IocSetupRings, arg); err != nil {
 		return fail(err)

@@ -12,9 +12,10 @@
 //     sacc.CompletionSize bytes (p.Alloc returns zeroed, page-aligned memory);
 //  4. hand them to the driver with p.Ioctl(fd, driver.IocSetupRings, arg). The
 //     argument is the user address of a block of driver.RingArgsSize bytes in the
-//     process's memory, little-endian: the SQ's address (8 bytes), the CQ's
-//     address (8 bytes), size (4 bytes), 4 bytes of padding. The driver pins and
-//     maps both rings and points the device at them.
+//     process's memory: allocate it, fill in a driver.RingArgs (the SQ's and the
+//     CQ's user addresses and size), Encode it into a byte array and copy that in
+//     with p.StoreBytes. The driver pins and maps both rings and points the
+//     device at them.
 //
 // Every p.Something call is a system call. If a step fails, close the file
 // before you return the error: a process that gives up must not keep the device

@@ -5,7 +5,6 @@
 package bypassrig
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -79,9 +78,7 @@ func (r *Rig) Open(size uint32) Queue {
 		r.t.Fatalf("check: alloc: %v", err)
 	}
 	var b [driver.RingArgsSize]byte
-	binary.LittleEndian.PutUint64(b[0:], q.SQ)
-	binary.LittleEndian.PutUint64(b[8:], q.CQ)
-	binary.LittleEndian.PutUint32(b[16:], size)
+	driver.RingArgs{SQ: q.SQ, CQ: q.CQ, Size: size}.Encode(b[:])
 	arg := r.UserBytes(b[:])
 	if _, err := p.Ioctl(fd, driver.IocSetupRings, arg); err != nil {
 		r.t.Fatalf("check: SETUP_RINGS: %v", err)
@@ -106,9 +103,7 @@ func (r *Rig) UserBytes(b []byte) uint64 {
 func (r *Rig) MapBuffer(fd int, va, n uint64, dir kernel.Direction) uint64 {
 	r.t.Helper()
 	var b [driver.MapArgsSize]byte
-	binary.LittleEndian.PutUint64(b[0:], va)
-	binary.LittleEndian.PutUint64(b[8:], n)
-	binary.LittleEndian.PutUint32(b[16:], uint32(dir))
+	driver.MapArgs{Addr: va, Length: n, Dir: dir}.Encode(b[:])
 	arg := r.UserBytes(b[:])
 	dma, err := r.P.Ioctl(fd, driver.IocMapBuffer, arg)
 	if err != nil {
