@@ -9,27 +9,13 @@ import (
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 )
 
-func boot(t *testing.T, cfg host.Config) *host.Host {
-	t.Helper()
-	h, err := host.Boot(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-func dmesg(h *host.Host) string {
-	var b bytes.Buffer
-	h.K.Dmesg(&b)
-	return b.String()
-}
-
 func TestProbeBringsTheDeviceUp(t *testing.T) {
-	h := boot(t, host.Config{})
-	log := dmesg(h)
+	h := hosttest.Boot(t, host.Config{})
+	log := hosttest.Dmesg(t, h.K)
 	for _, want := range []string{"pci 0000:00:03.0: [1b36:1092] type 00 class 0x120000", "BAR 0: assigned [mem 0xc0000000-0xc0001fff]",
 		"sacc 0000:00:03.0: enabled 2 MSI-X vectors", "sacc 0000:00:03.0: SACC v1 ready: 64-entry rings"} {
 		if !strings.Contains(log, want) {
@@ -39,17 +25,6 @@ func TestProbeBringsTheDeviceUp(t *testing.T) {
 	if st := h.M.Device().State(); st.Status != sacc.StatusReady || st.SQSize != 64 {
 		t.Fatalf("device state %+v", st)
 	}
-}
-
-// kbuf allocates a kernel buffer and fills it.
-func kbuf(t *testing.T, h *host.Host, data []byte) uint64 {
-	t.Helper()
-	p, err := h.K.AllocPages(uint64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.M.RAM().Write(p, data)
-	return p
 }
 
 func TestCommandsEndToEnd(t *testing.T) {
@@ -64,11 +39,11 @@ func TestCommandsEndToEnd(t *testing.T) {
 		{"non-coherent", host.Config{CPU: cpu.Config{NonCoherent: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, tc.cfg)
+			h := hosttest.Boot(t, tc.cfg)
 			dev := h.Dev
 			payload := bytes.Repeat([]byte("saccbook"), 1024) // 8 KiB: crosses pages
-			src := kbuf(t, h, payload)
-			dst := kbuf(t, h, make([]byte, len(payload)))
+			src := hosttest.KernelBuffer(t, h, payload)
+			dst := hosttest.KernelBuffer(t, h, make([]byte, len(payload)))
 			pd := dev.PCI()
 			sdma, err := pd.DMAMapSingle(src, uint64(len(payload)), kernel.DMAToDevice)
 			if err != nil {
@@ -109,7 +84,7 @@ func TestCommandsEndToEnd(t *testing.T) {
 }
 
 func TestWrapAndBackPressure(t *testing.T) {
-	h := boot(t, host.Config{Driver: driver.Config{RingSize: 4}})
+	h := hosttest.Boot(t, host.Config{Driver: driver.Config{RingSize: 4}})
 	dev := h.Dev
 	for i := range 40 { // ten laps of a 4-entry ring
 		if err := dev.Do(&driver.Request{Opcode: sacc.OpNOP}); err != nil {
@@ -130,7 +105,7 @@ func TestWrapAndBackPressure(t *testing.T) {
 }
 
 func TestDeviceErrorIsRecovered(t *testing.T) {
-	h := boot(t, host.Config{Driver: driver.Config{Interrupts: true}})
+	h := hosttest.Boot(t, host.Config{Driver: driver.Config{Interrupts: true}})
 	dev := h.Dev
 	// A doorbell past the ring halts the device (error 5); the error vector makes
 	// the driver reset it and fail what was in flight.
@@ -144,18 +119,18 @@ func TestDeviceErrorIsRecovered(t *testing.T) {
 		h.CPU.Relax()
 	}
 	if dev.Stats.Resets == 0 {
-		t.Fatalf("no reset after a device error; dmesg:\n%s", dmesg(h))
+		t.Fatalf("no reset after a device error; dmesg:\n%s", hosttest.Dmesg(t, h.K))
 	}
 	if err := dev.Do(&driver.Request{Opcode: sacc.OpNOP, IRQ: true}); err != nil {
 		t.Fatalf("after recovery: %v", err)
 	}
-	if !strings.Contains(dmesg(h), "ERR_CODE 0x5") {
-		t.Errorf("dmesg does not name the error:\n%s", dmesg(h))
+	if !strings.Contains(hosttest.Dmesg(t, h.K), "ERR_CODE 0x5") {
+		t.Errorf("dmesg does not name the error:\n%s", hosttest.Dmesg(t, h.K))
 	}
 }
 
 func TestPerCommandErrorsAreReported(t *testing.T) {
-	h := boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
+	h := hosttest.Boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
 	r := &driver.Request{Opcode: sacc.OpMEMCPY, Src: 0xDEAD_0000, Dst: 0xBEEF_0000, Length: 8}
 	if err := h.Dev.Do(r); err == nil || r.Status != sacc.StatusBadAddress {
 		t.Fatalf("unmapped IOVAs: %v %+v", err, r)
@@ -169,7 +144,7 @@ func TestPerCommandErrorsAreReported(t *testing.T) {
 }
 
 func TestRemoveUndoesProbe(t *testing.T) {
-	h := boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
+	h := hosttest.Boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
 	before := h.K.MemInUse()
 	h.Drv.Unregister()
 	st := h.M.Device().State()

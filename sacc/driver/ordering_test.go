@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/quirk"
@@ -19,8 +20,8 @@ func copyJobs(t *testing.T, h *host.Host, n int) bool {
 	dev, pd := h.Dev, h.Dev.PCI()
 	for i := range n {
 		payload := bytes.Repeat([]byte{byte(i + 1)}, 256)
-		src := kbuf(t, h, payload)
-		dst := kbuf(t, h, make([]byte, 256))
+		src := hosttest.KernelBuffer(t, h, payload)
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 256))
 		s, _ := pd.DMAMapSingle(src, 256, kernel.DMAToDevice)
 		d, _ := pd.DMAMapSingle(dst, 256, kernel.DMAFromDevice)
 		r := &driver.Request{Opcode: sacc.OpMEMCPY, Src: s, Dst: d, Length: 256}
@@ -42,14 +43,14 @@ func copyJobs(t *testing.T, h *host.Host, n int) bool {
 func TestMissingBarrierShowsOnlyOnARM64(t *testing.T) {
 	bug := quirk.Set(0).With(quirk.MissingWMB)
 	for seed := uint64(1); seed <= 30; seed++ {
-		h := boot(t, host.Config{Machine: machine.Config{Seed: seed, Quirks: bug}, CPU: cpu.Config{Arch: cpu.X86}, Driver: driver.Config{Timeout: 50_000}})
+		h := hosttest.Boot(t, host.Config{Machine: machine.Config{Seed: seed, Quirks: bug}, CPU: cpu.Config{Arch: cpu.X86}, Driver: driver.Config{Timeout: 50_000}})
 		if !copyJobs(t, h, 4) {
 			t.Fatalf("x86, seed %d: the barrier-less driver failed; TSO should hide the bug", seed)
 		}
 	}
 	failing := uint64(0)
 	for seed := uint64(1); seed <= 200 && failing == 0; seed++ {
-		h := boot(t, host.Config{Machine: machine.Config{Seed: seed, Quirks: bug}, CPU: cpu.Config{Arch: cpu.ARM64}, Driver: driver.Config{Timeout: 50_000}})
+		h := hosttest.Boot(t, host.Config{Machine: machine.Config{Seed: seed, Quirks: bug}, CPU: cpu.Config{Arch: cpu.ARM64}, Driver: driver.Config{Timeout: 50_000}})
 		if !copyJobs(t, h, 4) {
 			failing = seed
 		}
@@ -59,7 +60,7 @@ func TestMissingBarrierShowsOnlyOnARM64(t *testing.T) {
 	}
 	t.Logf("arm64 seed %d shows the missing wmb", failing)
 	// The same seed with the barrier in place is fine.
-	h := boot(t, host.Config{Machine: machine.Config{Seed: failing}, CPU: cpu.Config{Arch: cpu.ARM64}})
+	h := hosttest.Boot(t, host.Config{Machine: machine.Config{Seed: failing}, CPU: cpu.Config{Arch: cpu.ARM64}})
 	if !copyJobs(t, h, 4) {
 		t.Fatalf("arm64 seed %d fails even with the barrier", failing)
 	}
@@ -70,10 +71,10 @@ func TestMissingBarrierShowsOnlyOnARM64(t *testing.T) {
 // sees what the line held before the device wrote.
 func TestMissingSyncShowsStaleData(t *testing.T) {
 	for _, sync := range []bool{true, false} {
-		h := boot(t, host.Config{CPU: cpu.Config{NonCoherent: true}})
+		h := hosttest.Boot(t, host.Config{CPU: cpu.Config{NonCoherent: true}})
 		pd := h.Dev.PCI()
-		src := kbuf(t, h, bytes.Repeat([]byte{0xAB}, 64))
-		dst := kbuf(t, h, make([]byte, 64))
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0xAB}, 64))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 64))
 		_ = h.CPU.Load64(dst) // the line is now cached, holding zeros
 		s, _ := pd.DMAMapSingle(src, 64, kernel.DMAToDevice)
 		d, _ := pd.DMAMapSingle(dst, 64, kernel.DMAFromDevice)
@@ -99,9 +100,9 @@ func TestMissingSyncShowsStaleData(t *testing.T) {
 // its waiter times out; a handler that acknowledges first never loses it.
 func TestDrainThenAckLosesAnInterrupt(t *testing.T) {
 	run := func(q quirk.Set, bLen uint32) bool {
-		h := boot(t, host.Config{Machine: machine.Config{Quirks: q}, Driver: driver.Config{Interrupts: true, Timeout: 200_000}})
-		src := kbuf(t, h, make([]byte, 4096))
-		dst := kbuf(t, h, make([]byte, 4096))
+		h := hosttest.Boot(t, host.Config{Machine: machine.Config{Quirks: q}, Driver: driver.Config{Interrupts: true, Timeout: 200_000}})
+		src := hosttest.KernelBuffer(t, h, make([]byte, 4096))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 4096))
 		a := &driver.Request{Opcode: sacc.OpNOP, IRQ: true}
 		b := &driver.Request{Opcode: sacc.OpMEMCPY, Src: src, Dst: dst, Length: bLen, IRQ: true}
 		if _, err := h.Dev.SubmitBatch([]*driver.Request{a, b}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -147,7 +148,7 @@ func TestFailedProbeGivesEverythingBack(t *testing.T) {
 				if f.quirk != 0 {
 					cfg.Kernel.Quirks = quirk.Set(0).With(f.quirk)
 				}
-				h := boot(t, cfg)
+				h := hosttest.Boot(t, cfg)
 				want := f.arm(t, h)
 				before := holdingsOf(t, h)
 				d, err := driver.Register(h.K, f.cfg)
@@ -157,7 +158,7 @@ func TestFailedProbeGivesEverythingBack(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Fatalf("probe error %q does not say %q", err, want)
 				}
-				if log := dmesg(h); !strings.Contains(log, "sacc 0000:00:03.0: probe failed: ") {
+				if log := hosttest.Dmesg(t, h.K); !strings.Contains(log, "sacc 0000:00:03.0: probe failed: ") {
 					t.Errorf("dmesg lacks the failure:\n%s", log)
 				}
 				before.compare(t, "after the failed probe", holdingsOf(t, h), iommu)
@@ -185,7 +186,7 @@ func TestFailedProbeGivesEverythingBack(t *testing.T) {
 func TestRemoveGivesEverythingBack(t *testing.T) {
 	for _, iommu := range []bool{false, true} {
 		for _, irq := range []bool{false, true} {
-			h := boot(t, host.Config{NoDriver: true, Kernel: kernel.Config{IOMMU: iommu}})
+			h := hosttest.Boot(t, host.Config{NoDriver: true, Kernel: kernel.Config{IOMMU: iommu}})
 			before := holdingsOf(t, h)
 			d, err := driver.Register(h.K, driver.Config{Interrupts: irq})
 			if err != nil {
@@ -221,7 +222,7 @@ func TestRemoveGivesEverythingBack(t *testing.T) {
 // TestRegionsHeldByTheDriver: while the driver is bound no one else can claim
 // the device's registers.
 func TestRegionsHeldByTheDriver(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	pd := h.K.Devices()[0]
 	if err := pd.RequestRegions("intruder"); !errors.Is(err, kernel.EBUSY) {
 		t.Fatalf("a second claim while the driver is bound: %v, want EBUSY", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -37,9 +38,9 @@ func TestQuirkBodyBeforePhase(t *testing.T) {
 	// run fills a 4-entry CQ with bad-opcode completions (lap 1), then copies
 	// length bytes: the copy's completion lands in slot 0 with req_id 0 again.
 	run := func(on bool, length uint32) *driver.Request {
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: 4, Timeout: 50_000}}, quirk.BodyBeforePhase, on))
-		src := kbuf(t, h, bytes.Repeat([]byte{0x5A}, 4096))
-		dst := kbuf(t, h, make([]byte, 4096))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: 4, Timeout: 50_000}}, quirk.BodyBeforePhase, on))
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0x5A}, 4096))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 4096))
 		for i := range 4 {
 			r := &driver.Request{Opcode: 0x55}
 			if err := h.Dev.Do(r); r.Status != sacc.StatusBadOpcode || r.ReqID != uint32(i) {
@@ -85,10 +86,10 @@ func TestQuirkBodyBeforePhase(t *testing.T) {
 func TestQuirkExpectedPhaseZero(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.ExpectedPhaseZero, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: 4, Timeout: 200_000}}, quirk.ExpectedPhaseZero, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: 4, Timeout: 200_000}}, quirk.ExpectedPhaseZero, on))
 		const n = 64 << 10 // long enough that the device is still copying when the driver looks
-		src := kbuf(t, h, bytes.Repeat([]byte{0xC3}, n))
-		dst := kbuf(t, h, make([]byte, n))
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0xC3}, n))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, n))
 		r := &driver.Request{Opcode: sacc.OpMEMCPY, Src: src, Dst: dst, Length: n}
 		if err := h.Dev.Submit(r); err != nil {
 			t.Fatal(err)
@@ -113,8 +114,8 @@ func TestQuirkExpectedPhaseZero(t *testing.T) {
 		if h.M.RAM().Load(dst+n-8, 8) != 0 {
 			t.Fatalf("%s: the data had already arrived", name)
 		}
-		if c := strings.Count(dmesg(h), "completion for unknown req_id 0x0"); c != 3 {
-			t.Errorf("%s: %d completions for unknown req_id 0 in dmesg, want 3:\n%s", name, c, dmesg(h))
+		if c := strings.Count(hosttest.Dmesg(t, h.K), "completion for unknown req_id 0x0"); c != 3 {
+			t.Errorf("%s: %d completions for unknown req_id 0 in dmesg, want 3:\n%s", name, c, hosttest.Dmesg(t, h.K))
 		}
 	}
 }
@@ -132,7 +133,7 @@ func TestQuirkNoPhaseFlip(t *testing.T) {
 	const ring = 4
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.NoPhaseFlip, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Interrupts: true, Timeout: 50_000}}, quirk.NoPhaseFlip, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Interrupts: true, Timeout: 50_000}}, quirk.NoPhaseFlip, on))
 		ev := record(h, trace.CQPost)
 		completed, err := doUntilFailure(h, 2*ring, true)
 		if !on {
@@ -147,15 +148,15 @@ func TestQuirkNoPhaseFlip(t *testing.T) {
 		if posted := ev.count(trace.CQPost); posted != ring+1 {
 			t.Errorf("%s: the device posted %d completions, want %d: the one the driver never saw", name, posted, ring+1)
 		}
-		if !strings.Contains(dmesg(h), "completion for unknown req_id") {
-			t.Errorf("%s: dmesg shows no stale entry consumed:\n%s", name, dmesg(h))
+		if !strings.Contains(hosttest.Dmesg(t, h.K), "completion for unknown req_id") {
+			t.Errorf("%s: dmesg shows no stale entry consumed:\n%s", name, hosttest.Dmesg(t, h.K))
 		}
 	}
 	// Polling: count the completions the driver reports against those the
 	// device posted.
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.NoPhaseFlip, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.NoPhaseFlip, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.NoPhaseFlip, on))
 		ev := record(h, trace.CQPost)
 		for range 2 * ring {
 			h.Dev.Do(&driver.Request{Opcode: sacc.OpNOP})
@@ -187,7 +188,7 @@ func TestQuirkNoCQHead(t *testing.T) {
 	const ring = 4
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.NoCQHead, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.NoCQHead, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.NoCQHead, on))
 		ev := record(h, trace.CQFull, trace.CQPost)
 		completed, err := doUntilFailure(h, 3*ring, false)
 		stalled := h.M.Device().State().Stalled
@@ -213,7 +214,7 @@ func TestQuirkFullIsTailEqHead(t *testing.T) {
 	const ring = 4
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.FullIsTailEqHead, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.FullIsTailEqHead, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.FullIsTailEqHead, on))
 		ev := record(h, trace.Fetch)
 		reqs := make([]*driver.Request, ring)
 		for i := range reqs {
@@ -250,7 +251,7 @@ func TestQuirkDoorbellOutOfRange(t *testing.T) {
 	const ring = 4
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.DoorbellOutOfRange, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Interrupts: true, Timeout: 50_000}}, quirk.DoorbellOutOfRange, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Interrupts: true, Timeout: 50_000}}, quirk.DoorbellOutOfRange, on))
 		ev := record(h, trace.DeviceError)
 		var failed []int
 		for i := range 2 * ring {
@@ -273,8 +274,8 @@ func TestQuirkDoorbellOutOfRange(t *testing.T) {
 		if e, ok := ev.first(trace.DeviceError); !ok || e.Args[0] != uint64(sacc.StatusDoorbell) {
 			t.Fatalf("%s: device error %v, want %d", name, e.Args[0], sacc.StatusDoorbell)
 		}
-		if !strings.Contains(dmesg(h), "ERR_CODE 0x5") {
-			t.Errorf("%s: dmesg does not name error 5:\n%s", name, dmesg(h))
+		if !strings.Contains(hosttest.Dmesg(t, h.K), "ERR_CODE 0x5") {
+			t.Errorf("%s: dmesg does not name error 5:\n%s", name, hosttest.Dmesg(t, h.K))
 		}
 		if st := h.M.Device().State(); st.Status != sacc.StatusReady {
 			t.Errorf("%s: the device was not brought back: %+v", name, st)
@@ -288,9 +289,9 @@ func TestQuirkDoorbellOutOfRange(t *testing.T) {
 func TestQuirkReqIDReuse(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.ReqIDReuse, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{Timeout: 50_000}}, quirk.ReqIDReuse, on))
-		src := kbuf(t, h, bytes.Repeat([]byte{1}, 4096))
-		dst := kbuf(t, h, make([]byte, 4096))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{Timeout: 50_000}}, quirk.ReqIDReuse, on))
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{1}, 4096))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 4096))
 		a := &driver.Request{Opcode: sacc.OpMEMCPY, Src: src, Dst: dst, Length: 4096}
 		b := &driver.Request{Opcode: sacc.OpNOP}
 		if _, err := h.Dev.SubmitBatch([]*driver.Request{a, b}); err != nil {
@@ -313,8 +314,8 @@ func TestQuirkReqIDReuse(t *testing.T) {
 		if !errors.Is(errA, driver.ErrTimeout) || a.Done {
 			t.Fatalf("%s: the copy: %v, done %v; want it lost", name, errA, a.Done)
 		}
-		if !strings.Contains(dmesg(h), "completion for unknown req_id 0x0") {
-			t.Errorf("%s: the NOP's own completion was not reported as unknown:\n%s", name, dmesg(h))
+		if !strings.Contains(hosttest.Dmesg(t, h.K), "completion for unknown req_id 0x0") {
+			t.Errorf("%s: the NOP's own completion was not reported as unknown:\n%s", name, hosttest.Dmesg(t, h.K))
 		}
 	}
 }
@@ -324,13 +325,13 @@ func TestQuirkReqIDReuse(t *testing.T) {
 func TestQuirkSkipBusMaster(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.SkipBusMaster, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{Timeout: 50_000}}, quirk.SkipBusMaster, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{Timeout: 50_000}}, quirk.SkipBusMaster, on))
 		if bm := h.M.Device().Config().BusMaster(); bm == on {
 			t.Fatalf("%s: COMMAND bus master = %v after probe", name, bm)
 		}
 		ev := record(h, trace.DeviceError, trace.DMARead, trace.DMAWrite)
-		src := kbuf(t, h, bytes.Repeat([]byte{0x77}, 256))
-		dst := kbuf(t, h, make([]byte, 256))
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0x77}, 256))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 256))
 		err := h.Dev.Do(&driver.Request{Opcode: sacc.OpMEMCPY, Src: src, Dst: dst, Length: 256})
 		arrived := h.M.RAM().Load(dst, 8) == 0x7777777777777777
 		if !on {
@@ -383,8 +384,8 @@ func TestQuirkSkipMemoryEnable(t *testing.T) {
 		if e, ok := ev.first(trace.GuestError); !ok || e.Args[2] != trace.ErrUnmapped {
 			t.Fatalf("the MAGIC read did not go to an unmapped address: %+v", e)
 		}
-		if !strings.Contains(dmesg(h), "probe failed: bad MAGIC 0xffffffff") {
-			t.Errorf("dmesg lacks the probe failure:\n%s", dmesg(h))
+		if !strings.Contains(hosttest.Dmesg(t, h.K), "probe failed: bad MAGIC 0xffffffff") {
+			t.Errorf("dmesg lacks the probe failure:\n%s", hosttest.Dmesg(t, h.K))
 		}
 	}
 }
@@ -406,8 +407,8 @@ func TestQuirkBARSizingNoMask(t *testing.T) {
 		if bar0 != sacc.BAR0Mask {
 			t.Fatalf("BAR0 = %#x, want the sizing read-back %#x left in place", bar0, sacc.BAR0Mask)
 		}
-		if !strings.Contains(dmesg(h), "BAR 0: assigned [mem 0xc0000000-0xc0001fff]") {
-			t.Errorf("the kernel should believe BAR0 is assigned:\n%s", dmesg(h))
+		if !strings.Contains(hosttest.Dmesg(t, h.K), "BAR 0: assigned [mem 0xc0000000-0xc0001fff]") {
+			t.Errorf("the kernel should believe BAR0 is assigned:\n%s", hosttest.Dmesg(t, h.K))
 		}
 		if !strings.Contains(err.Error(), "bad MAGIC 0xffffffff") {
 			t.Fatalf("probe error %q", err)
@@ -421,7 +422,7 @@ func TestQuirkBARSizingNoMask(t *testing.T) {
 func TestQuirkWrongDMADirection(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.WrongDMADirection, on)
-		h := boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true}}, quirk.WrongDMADirection, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true}}, quirk.WrongDMADirection, on))
 		u := newUserCopy(t, h, 512)
 		status, err := u.run(0x3C)
 		faults := faultLog(h)
@@ -464,7 +465,7 @@ func TestQuirkUnmapWhileInUse(t *testing.T) {
 	for _, lazy := range []bool{false, true} {
 		for _, on := range []bool{false, true} {
 			name := quirkName(quirk.UnmapWhileInUse, on) + map[bool]string{false: ", strict", true: ", lazy"}[lazy]
-			h := boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true, LazyUnmap: lazy}}, quirk.UnmapWhileInUse, on))
+			h := hosttest.Boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true, LazyUnmap: lazy}}, quirk.UnmapWhileInUse, on))
 			u := newUserCopy(t, h, n)
 			// An earlier copy of the same buffers, through the DMA API the way the
 			// kernel path does it without the bug, warms the IOTLB.
@@ -530,11 +531,11 @@ func TestQuirkUnmapWhileInUse(t *testing.T) {
 func TestQuirkFirstPageOnly(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.FirstPageOnly, on)
-		h := boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true}}, quirk.FirstPageOnly, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true}}, quirk.FirstPageOnly, on))
 		pd := h.Dev.PCI()
 		copyOf := func(length uint64) (*driver.Request, uint64, error) {
-			src := kbuf(t, h, bytes.Repeat([]byte{0xE1}, int(length)))
-			dst := kbuf(t, h, make([]byte, length))
+			src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0xE1}, int(length)))
+			dst := hosttest.KernelBuffer(t, h, make([]byte, length))
 			s, err := pd.DMAMapSingle(src, length, kernel.DMAToDevice)
 			if err != nil {
 				t.Fatal(err)
@@ -575,11 +576,11 @@ func TestQuirkFirstPageOnly(t *testing.T) {
 func TestQuirkNoIOTLBInvalidate(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.NoIOTLBInvalidate, on)
-		h := boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true}}, quirk.NoIOTLBInvalidate, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Kernel: kernel.Config{IOMMU: true}}, quirk.NoIOTLBInvalidate, on))
 		pd := h.Dev.PCI()
-		src := kbuf(t, h, bytes.Repeat([]byte{0x11}, 64))
-		old := kbuf(t, h, make([]byte, 64))
-		fresh := kbuf(t, h, make([]byte, 64))
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0x11}, 64))
+		old := hosttest.KernelBuffer(t, h, make([]byte, 64))
+		fresh := hosttest.KernelBuffer(t, h, make([]byte, 64))
 		s, _ := pd.DMAMapSingle(src, 64, kernel.DMAToDevice)
 		d1, _ := pd.DMAMapSingle(old, 64, kernel.DMAFromDevice)
 		if err := h.Dev.Do(&driver.Request{Opcode: sacc.OpMEMCPY, Src: s, Dst: d1, Length: 64}); err != nil {
@@ -613,7 +614,7 @@ func TestQuirkNoIOTLBInvalidate(t *testing.T) {
 func TestQuirkVectorLeftMasked(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		name := quirkName(quirk.VectorLeftMasked, on)
-		h := boot(t, withQuirk(host.Config{Driver: driver.Config{Interrupts: true, Timeout: 50_000}}, quirk.VectorLeftMasked, on))
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{Interrupts: true, Timeout: 50_000}}, quirk.VectorLeftMasked, on))
 		err := h.Dev.Do(&driver.Request{Opcode: sacc.OpNOP, IRQ: true})
 		st := h.M.Device().State()
 		if !on {
@@ -733,9 +734,9 @@ func TestQuirkMissingRMB(t *testing.T) {
 		cfg := withQuirk(host.Config{Driver: driver.Config{RingSize: 4, Timeout: 50_000}}, quirk.MissingRMB, bug)
 		cfg.CPU.Arch = arch
 		cfg.Machine.Seed = seed
-		h := boot(t, cfg)
-		src := kbuf(t, h, bytes.Repeat([]byte{0x5A}, 4096))
-		dst := kbuf(t, h, make([]byte, 4096))
+		h := hosttest.Boot(t, cfg)
+		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0x5A}, 4096))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, 4096))
 		for range 4 { // lap 1: four bad-opcode completions
 			h.Dev.Do(&driver.Request{Opcode: 0x55})
 		}

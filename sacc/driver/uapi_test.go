@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 )
 
@@ -87,7 +88,7 @@ func TestArgumentBlockLayouts(t *testing.T) {
 // out and leaves the caller's input fields alone, and LoadResult reads just
 // those two.
 func TestSubmitWritesBackOnlyTheResult(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	u := newUserCopy(t, h, 256)
 	in := driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Length: u.n, Src: u.src, Dst: u.dst, Status: 0x7777, ResultLen: 0xDEAD}
 	in.Store(u.p, u.arg)
@@ -112,7 +113,7 @@ func TestSubmitWritesBackOnlyTheResult(t *testing.T) {
 // TestIoctlsRefuseReservedFields: a set reserved field is EINVAL, before the
 // kernel does anything with the block, so that it can be given a meaning later.
 func TestIoctlsRefuseReservedFields(t *testing.T) {
-	h := boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
+	h := hosttest.Boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
 	u := newUserCopy(t, h, 256)
 	submitted := h.Dev.Stats.Submitted
 	driver.SubmitArgs{Opcode: sacc.OpMEMCPY, Flags: 1, Length: u.n, Src: u.src, Dst: u.dst}.Store(u.p, u.arg)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/quirk"
@@ -92,11 +93,11 @@ func TestDMAWithoutIOMMUIsPhysical(t *testing.T) {
 }
 
 func TestDeviceCopiesBetweenPhysicalAddressesWithoutIOMMU(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	pd := h.Dev.PCI()
 	data := pattern(3*pg, 3)
-	src := kbuf(t, h, data)
-	dst := kbuf(t, h, make([]byte, 3*pg))
+	src := hosttest.KernelBuffer(t, h, data)
+	dst := hosttest.KernelBuffer(t, h, make([]byte, 3*pg))
 	s := mapSingle(t, pd, src, 3*pg, kernel.DMAToDevice)
 	dd := mapSingle(t, pd, dst, 3*pg, kernel.DMAFromDevice)
 	if _, err := doMemcpy(h, s, dd, 3*pg, false); err != nil {
@@ -228,11 +229,11 @@ func TestDevicePermissionsFollowTheDirection(t *testing.T) {
 		{"destination mapped to-device", kernel.DMAToDevice, kernel.DMAToDevice, sacc.StatusBadAddress, sacc.FaultWriteDenied, sacc.AccessWrite, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, withIOMMU)
+			h := hosttest.Boot(t, withIOMMU)
 			pd := h.Dev.PCI()
 			data := pattern(pg, 9)
-			src := kbuf(t, h, data)
-			dst := kbuf(t, h, make([]byte, pg))
+			src := hosttest.KernelBuffer(t, h, data)
+			dst := hosttest.KernelBuffer(t, h, make([]byte, pg))
 			s := mapSingle(t, pd, src, pg, tc.src)
 			dd := mapSingle(t, pd, dst, pg, tc.dst)
 			r, err := doMemcpy(h, s, dd, pg, false)
@@ -265,8 +266,8 @@ func TestDevicePermissionsFollowTheDirection(t *testing.T) {
 func deviceUses(t *testing.T, h *host.Host) (src, dst, s, dd uint64) {
 	t.Helper()
 	pd := h.Dev.PCI()
-	src = kbuf(t, h, pattern(pg, 1))
-	dst = kbuf(t, h, make([]byte, pg))
+	src = hosttest.KernelBuffer(t, h, pattern(pg, 1))
+	dst = hosttest.KernelBuffer(t, h, make([]byte, pg))
 	s = mapSingle(t, pd, src, pg, kernel.DMAToDevice)
 	dd = mapSingle(t, pd, dst, pg, kernel.DMAFromDevice)
 	if _, err := doMemcpy(h, s, dd, pg, false); err != nil {
@@ -279,7 +280,7 @@ func deviceUses(t *testing.T, h *host.Host) (src, dst, s, dd uint64) {
 }
 
 func TestStrictUnmapInvalidatesTheIOTLBAtOnce(t *testing.T) {
-	h := boot(t, withIOMMU)
+	h := hosttest.Boot(t, withIOMMU)
 	pd := h.Dev.PCI()
 	_, _, s, dd := deviceUses(t, h)
 	flushes := h.K.Stats.IOTLBFlushes
@@ -307,11 +308,11 @@ func TestStrictUnmapInvalidatesTheIOTLBAtOnce(t *testing.T) {
 }
 
 func TestStrictUnmapOfAMultiPageBufferInvalidatesEveryPage(t *testing.T) {
-	h := boot(t, withIOMMU)
+	h := hosttest.Boot(t, withIOMMU)
 	pd := h.Dev.PCI()
 	data := pattern(3*pg, 4)
-	src := kbuf(t, h, data)
-	dst := kbuf(t, h, make([]byte, 3*pg))
+	src := hosttest.KernelBuffer(t, h, data)
+	dst := hosttest.KernelBuffer(t, h, make([]byte, 3*pg))
 	s := mapSingle(t, pd, src, 3*pg, kernel.DMAToDevice)
 	dd := mapSingle(t, pd, dst+0x100, 2*pg, kernel.DMAFromDevice) // three pages
 	if _, err := doMemcpy(h, s, dd, 2*pg, false); err != nil {
@@ -330,7 +331,7 @@ func TestStrictUnmapOfAMultiPageBufferInvalidatesEveryPage(t *testing.T) {
 }
 
 func TestLazyUnmapLeavesTheIOTLBEntryUntilFlush(t *testing.T) {
-	h := boot(t, withLazy)
+	h := hosttest.Boot(t, withLazy)
 	pd := h.Dev.PCI()
 	_, _, s, dd := deviceUses(t, h)
 	flushes := h.K.Stats.IOTLBFlushes
@@ -359,14 +360,14 @@ func TestLazyUnmapLeavesTheIOTLBEntryUntilFlush(t *testing.T) {
 
 func TestLazyUnmapFlushesAfterABatch(t *testing.T) {
 	const batch = 32 // pages unmapped before the kernel flushes by itself
-	h := boot(t, withLazy)
+	h := hosttest.Boot(t, withLazy)
 	pd := h.Dev.PCI()
-	src := kbuf(t, h, pattern(pg, 2))
+	src := hosttest.KernelBuffer(t, h, pattern(pg, 2))
 	s := mapSingle(t, pd, src, pg, kernel.DMAToDevice)
 	flushes := h.K.Stats.IOTLBFlushes
 	var first uint64
 	for i := range batch {
-		dst := kbuf(t, h, make([]byte, pg))
+		dst := hosttest.KernelBuffer(t, h, make([]byte, pg))
 		dd := mapSingle(t, pd, dst, pg, kernel.DMAFromDevice)
 		if i == 0 {
 			first = dd
@@ -403,7 +404,7 @@ func TestLazyUnmapLetsTheDeviceWriteAFreedBuffer(t *testing.T) {
 		{"no-iotlb-invalidate", iommuQuirk(quirk.NoIOTLBInvalidate, false), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, tc.cfg)
+			h := hosttest.Boot(t, tc.cfg)
 			pd := h.Dev.PCI()
 			_, dst, s, dd := deviceUses(t, h)
 			pd.DMAUnmapSingle(dd, pg, kernel.DMAFromDevice)
@@ -443,14 +444,14 @@ func TestLazyUnmapLetsTheDeviceWriteAFreedBuffer(t *testing.T) {
 // (freed) buffer instead of the new one. Linux's flush queue frees IOVAs only
 // after the invalidation for that reason.
 func TestLazyUnmapDoesNotReuseAnIOVABeforeTheFlush(t *testing.T) {
-	h := boot(t, withLazy)
+	h := hosttest.Boot(t, withLazy)
 	pd := h.Dev.PCI()
 	src1, dst1, s1, dd1 := deviceUses(t, h)
 	pd.DMAUnmapSingle(dd1, pg, kernel.DMAFromDevice)
 	pd.DMAUnmapSingle(s1, pg, kernel.DMAToDevice)
 	data2 := pattern(pg, 0x77)
-	src2 := kbuf(t, h, data2)
-	dst2 := kbuf(t, h, make([]byte, pg))
+	src2 := hosttest.KernelBuffer(t, h, data2)
+	dst2 := hosttest.KernelBuffer(t, h, make([]byte, pg))
 	s2 := mapSingle(t, pd, src2, pg, kernel.DMAToDevice)
 	dd2 := mapSingle(t, pd, dst2, pg, kernel.DMAFromDevice)
 	if dd2 == dd1 || s2 == s1 || dd2 == s1 || s2 == dd1 {
@@ -479,7 +480,7 @@ func TestLazyUnmapDoesNotReuseAnIOVABeforeTheFlush(t *testing.T) {
 func TestNoIOTLBInvalidateNeverInvalidates(t *testing.T) {
 	for _, lazy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "strict", true: "lazy"}[lazy], func(t *testing.T) {
-			h := boot(t, iommuQuirk(quirk.NoIOTLBInvalidate, lazy))
+			h := hosttest.Boot(t, iommuQuirk(quirk.NoIOTLBInvalidate, lazy))
 			pd := h.Dev.PCI()
 			_, _, s, dd := deviceUses(t, h)
 			flushes := h.K.Stats.IOTLBFlushes
@@ -490,7 +491,7 @@ func TestNoIOTLBInvalidateNeverInvalidates(t *testing.T) {
 			}
 			h.K.FlushIOTLB()
 			// Many more unmaps than a lazy batch.
-			buf := kbuf(t, h, make([]byte, pg))
+			buf := hosttest.KernelBuffer(t, h, make([]byte, pg))
 			for range 40 {
 				pd.DMAUnmapSingle(mapSingle(t, pd, buf, pg, kernel.DMABidirectional), pg, kernel.DMABidirectional)
 			}
@@ -506,11 +507,11 @@ func TestNoIOTLBInvalidateNeverInvalidates(t *testing.T) {
 }
 
 func TestFirstPageOnlyMapsOnlyTheFirstPage(t *testing.T) {
-	h := boot(t, iommuQuirk(quirk.FirstPageOnly, false))
+	h := hosttest.Boot(t, iommuQuirk(quirk.FirstPageOnly, false))
 	pd := h.Dev.PCI()
 	data := pattern(2*pg, 6)
-	src := kbuf(t, h, data)
-	dst := kbuf(t, h, make([]byte, 2*pg))
+	src := hosttest.KernelBuffer(t, h, data)
+	dst := hosttest.KernelBuffer(t, h, make([]byte, 2*pg))
 	s := mapSingle(t, pd, src, 2*pg, kernel.DMAToDevice)
 	dd := mapSingle(t, pd, dst, 2*pg, kernel.DMAFromDevice)
 	for _, iova := range []uint64{s, dd} {
@@ -575,7 +576,7 @@ func TestIOVARangesAreReusedAfterUnmap(t *testing.T) {
 
 func TestDMASyncIsANoOpOnACoherentCPU(t *testing.T) {
 	h, d := bare(t, withIOMMU)
-	buf := kbuf(t, h, pattern(pg, 1))
+	buf := hosttest.KernelBuffer(t, h, pattern(pg, 1))
 	dma := mapSingle(t, d, buf, pg, kernel.DMABidirectional)
 	before := h.CPU.Stats()
 	d.DMASyncSingleForCPU(dma, pg, kernel.DMABidirectional)
@@ -616,7 +617,7 @@ func TestDMAMapSGMakesOneContiguousIOVARange(t *testing.T) {
 		{"bidirectional", kernel.DMABidirectional, sacc.PTERead | sacc.PTEWrite},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, withIOMMU)
+			h := hosttest.Boot(t, withIOMMU)
 			pd := h.Dev.PCI()
 			p := scattered(t, h, 3)
 			sg := []kernel.SG{{Phys: p[0] + 0x300, Len: pg - 0x300}, {Phys: p[1], Len: pg}, {Phys: p[2], Len: 0x123}}
@@ -650,7 +651,7 @@ func TestDMAMapSGMakesOneContiguousIOVARange(t *testing.T) {
 			}
 			if tc.dir != kernel.DMAFromDevice {
 				// The device reads the scattered pieces as one buffer.
-				dst := kbuf(t, h, make([]byte, total))
+				dst := hosttest.KernelBuffer(t, h, make([]byte, total))
 				dd := mapSingle(t, pd, dst, total, kernel.DMAFromDevice)
 				if _, err := doMemcpy(h, sg[0].DMAAddr, dd, uint32(total), false); err != nil {
 					t.Fatal(err)
@@ -801,7 +802,7 @@ func TestDMASetMaskAndCoherent(t *testing.T) {
 // since there is no bounce buffer to copy through.
 func TestDMAMaskHonouredWithoutIOMMU(t *testing.T) {
 	h, d := bare(t, host.Config{})
-	low := kbuf(t, h, pattern(pg, 1)) // allocated first: low in RAM
+	low := hosttest.KernelBuffer(t, h, pattern(pg, 1)) // allocated first: low in RAM
 	const mask = 4<<20 - 1
 	if err := d.DMASetMaskAndCoherent(mask); err != nil {
 		t.Fatal(err)
@@ -822,7 +823,7 @@ func TestDMAMaskHonouredWithoutIOMMU(t *testing.T) {
 	if n < 512 {
 		t.Fatalf("only %d pages below a 4 MiB mask", n)
 	}
-	high := kbuf(t, h, pattern(pg, 2)) // the memory below the mask is gone
+	high := hosttest.KernelBuffer(t, h, pattern(pg, 2)) // the memory below the mask is gone
 	if high <= mask {
 		t.Fatalf("a kernel buffer at %#x after the low memory ran out", high)
 	}
@@ -868,7 +869,7 @@ func TestDMAMaskHonouredBehindIOMMU(t *testing.T) {
 	if len(got) != pages {
 		t.Fatalf("%d coherent pages below the mask, want %d", len(got), pages)
 	}
-	buf := kbuf(t, h, pattern(pg, 3))
+	buf := hosttest.KernelBuffer(t, h, pattern(pg, 3))
 	if _, err := d.DMAMapSingle(buf, pg, kernel.DMAToDevice); err == nil {
 		t.Fatal("a streaming mapping found IOVA space above the mask")
 	}

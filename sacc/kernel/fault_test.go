@@ -7,6 +7,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 )
 
@@ -50,7 +51,7 @@ func TestInjectFaultFailsTheCallAfterSkip(t *testing.T) {
 			}
 		}
 	}
-	if log := dmesg(t, h.K); strings.Count(log, "FAULT_INJECTION: forcing a failure in dma_alloc_coherent") != 1 {
+	if log := hosttest.Dmesg(t, h.K); strings.Count(log, "FAULT_INJECTION: forcing a failure in dma_alloc_coherent") != 1 {
 		t.Errorf("dmesg should say once that a failure was forced:\n%s", log)
 	}
 	// Arming again replaces what was armed.

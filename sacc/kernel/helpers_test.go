@@ -1,46 +1,28 @@
 package kernel_test
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
 const pg = sacc.PageSize
 
-func boot(t *testing.T, cfg host.Config) *host.Host {
-	t.Helper()
-	h, err := host.Boot(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // bare boots the kernel without the SACC driver and returns the SACC function.
 func bare(t *testing.T, cfg host.Config) (*host.Host, *kernel.PCIDev) {
 	t.Helper()
 	cfg.NoDriver = true
-	h := boot(t, cfg)
+	h := hosttest.Boot(t, cfg)
 	devs := h.K.Devices()
 	if len(devs) != 1 {
 		t.Fatalf("%d PCI devices, want 1", len(devs))
 	}
 	return h, devs[0]
-}
-
-func dmesg(t *testing.T, k *kernel.Kernel) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := k.Dmesg(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // record collects trace events of the given kinds until the test ends.
@@ -56,17 +38,6 @@ func record(t *testing.T, h *host.Host, kinds ...trace.Kind) *[]trace.Event {
 	}))
 	t.Cleanup(detach)
 	return &evs
-}
-
-// kbuf allocates kernel memory holding data.
-func kbuf(t *testing.T, h *host.Host, data []byte) uint64 {
-	t.Helper()
-	p, err := h.K.AllocPages(uint64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.M.RAM().Write(p, data)
-	return p
 }
 
 func ramBytes(h *host.Host, addr, n uint64) []byte {

@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -72,8 +73,8 @@ func TestAllocIRQVectorsProgramsTheMSIXTable(t *testing.T) {
 	if _, err := d.IRQVector(-1); err == nil {
 		t.Error("IRQVector(-1) succeeded")
 	}
-	if !strings.Contains(dmesg(t, h.K), "pci 0000:00:03.0: enabled 2 MSI-X vectors (0x30-0x31)") {
-		t.Errorf("dmesg:\n%s", dmesg(t, h.K))
+	if !strings.Contains(hosttest.Dmesg(t, h.K), "pci 0000:00:03.0: enabled 2 MSI-X vectors (0x30-0x31)") {
+		t.Errorf("dmesg:\n%s", hosttest.Dmesg(t, h.K))
 	}
 }
 
@@ -251,8 +252,8 @@ func TestUnclaimedVectorIsLogged(t *testing.T) {
 	evs := record(t, h, trace.IRQExit)
 	h.CPU.Writel(sacc.IntWindowBase, 0x99) // an MSI nobody asked for
 	h.CPU.Delay(10_000)
-	if !strings.Contains(dmesg(t, h.K), "do_IRQ: no handler for vector 0x99") {
-		t.Fatalf("dmesg:\n%s", dmesg(t, h.K))
+	if !strings.Contains(hosttest.Dmesg(t, h.K), "do_IRQ: no handler for vector 0x99") {
+		t.Fatalf("dmesg:\n%s", hosttest.Dmesg(t, h.K))
 	}
 	if h.K.Stats.IRQs != 1 {
 		t.Errorf("Stats.IRQs %d", h.K.Stats.IRQs)
@@ -292,10 +293,10 @@ func TestInterruptHandlerReturnValueIsReported(t *testing.T) {
 }
 
 func TestDriverInterruptsAreCounted(t *testing.T) {
-	h := boot(t, host.Config{Driver: driver.Config{Interrupts: true}})
+	h := hosttest.Boot(t, host.Config{Driver: driver.Config{Interrupts: true}})
 	v, _ := h.Dev.PCI().IRQVector(sacc.MSIXVectorComplete)
-	src := kbuf(t, h, pattern(64, 1))
-	dst := kbuf(t, h, make([]byte, 64))
+	src := hosttest.KernelBuffer(t, h, pattern(64, 1))
+	dst := hosttest.KernelBuffer(t, h, make([]byte, 64))
 	for i := range 3 {
 		if _, err := doMemcpy(h, src, dst, 64, true); err != nil {
 			t.Fatal(err)

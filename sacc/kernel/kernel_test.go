@@ -10,6 +10,7 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/quirk"
@@ -37,8 +38,8 @@ func TestDmesgLinesAreTimestamped(t *testing.T) {
 		{"with driver", host.Config{}, []string{"sacc 0000:00:03.0: enabled 2 MSI-X vectors (0x30-0x31)", "sacc 0000:00:03.0: SACC v1 ready"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, tc.cfg)
-			out := dmesg(t, h.K)
+			h := hosttest.Boot(t, tc.cfg)
+			out := hosttest.Dmesg(t, h.K)
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("dmesg lacks %q:\n%s", w, out)
@@ -74,10 +75,10 @@ func TestDmesgLinesAreTimestamped(t *testing.T) {
 }
 
 func TestDmesgPrintsSecondsAndMicroseconds(t *testing.T) {
-	h := boot(t, host.Config{NoDriver: true})
+	h := hosttest.Boot(t, host.Config{NoDriver: true})
 	h.CPU.Delay(12_345_678_901 - h.M.Now()) // 12.345678901 s
 	h.K.Printk("late %d", 42)
-	lines := strings.Split(strings.TrimSuffix(dmesg(t, h.K), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(hosttest.Dmesg(t, h.K), "\n"), "\n")
 	if got, want := lines[len(lines)-1], "[   12.345678] late 42"; got != want {
 		t.Fatalf("last line %q, want %q", got, want)
 	}
@@ -177,7 +178,7 @@ func TestBARSizingNoMaskLeavesBAR0Unassigned(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "bad MAGIC 0xffffffff") {
 			t.Fatalf("boot with the quirk: %v", err)
 		}
-		if h == nil || !strings.Contains(dmesg(t, h.K), "sacc 0000:00:03.0: probe failed") {
+		if h == nil || !strings.Contains(hosttest.Dmesg(t, h.K), "sacc 0000:00:03.0: probe failed") {
 			t.Fatal("dmesg does not report the failed probe")
 		}
 	})
@@ -227,8 +228,8 @@ func TestRegisterDriverMatchesAndProbes(t *testing.T) {
 			if (d.Driver == drv) != tc.bound || (!tc.bound && d.Driver != nil) {
 				t.Fatalf("device bound to %v, want bound=%v", d.Driver, tc.bound)
 			}
-			if tc.wantLog != "" && !strings.Contains(dmesg(t, h.K), tc.wantLog) {
-				t.Fatalf("dmesg lacks %q:\n%s", tc.wantLog, dmesg(t, h.K))
+			if tc.wantLog != "" && !strings.Contains(hosttest.Dmesg(t, h.K), tc.wantLog) {
+				t.Fatalf("dmesg lacks %q:\n%s", tc.wantLog, hosttest.Dmesg(t, h.K))
 			}
 		})
 	}
@@ -252,8 +253,8 @@ func TestRegisterDriverSkipsBoundDevices(t *testing.T) {
 		t.Fatalf("bound to %v", d.Driver)
 	}
 	d.Info("hello %d", 7)
-	if !strings.Contains(dmesg(t, h.K), "first 0000:00:03.0: hello 7") {
-		t.Fatalf("dev_info is not prefixed with the driver name:\n%s", dmesg(t, h.K))
+	if !strings.Contains(hosttest.Dmesg(t, h.K), "first 0000:00:03.0: hello 7") {
+		t.Fatalf("dev_info is not prefixed with the driver name:\n%s", hosttest.Dmesg(t, h.K))
 	}
 }
 
@@ -294,7 +295,7 @@ func TestUnregisterDriverCallsRemove(t *testing.T) {
 }
 
 func TestUnregisterTheSACCDriverStopsTheDevice(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	pd := h.Dev.PCI()
 	h.Drv.Unregister()
 	if pd.Driver != nil {
@@ -306,7 +307,7 @@ func TestUnregisterTheSACCDriverStopsTheDevice(t *testing.T) {
 	if cmd := pd.ReadConfig16(sacc.CfgCommand); cmd&(sacc.CmdMemorySpace|sacc.CmdBusMaster) != 0 {
 		t.Fatalf("COMMAND %#x after remove", cmd)
 	}
-	if !strings.Contains(dmesg(t, h.K), "sacc 0000:00:03.0: removed") {
+	if !strings.Contains(hosttest.Dmesg(t, h.K), "sacc 0000:00:03.0: removed") {
 		t.Fatal("no removal in dmesg")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -204,7 +205,7 @@ func TestRequestRegionsClaimsEveryAssignedBAR(t *testing.T) {
 			t.Fatalf("a refused claim changed BAR0's owner to %q", got)
 		}
 	}
-	if log := dmesg(t, h.K); !strings.Contains(log, "BAR 0: can't reserve [mem 0xc0000000-0xc0001fff]: in use by first") {
+	if log := hosttest.Dmesg(t, h.K); !strings.Contains(log, "BAR 0: can't reserve [mem 0xc0000000-0xc0001fff]: in use by first") {
 		t.Errorf("dmesg lacks the refused claim:\n%s", log)
 	}
 	d.ReleaseRegions()
@@ -278,7 +279,7 @@ func TestIOUnmapEndsTheMapping(t *testing.T) {
 	if n := d.IOMaps(); n != 1 {
 		t.Fatalf("a second IOUnmap of the same mapping left %d live mappings, want 1", n)
 	}
-	if log := dmesg(t, h.K); !strings.Contains(log, "pci_iounmap of a mapping that is not live") {
+	if log := hosttest.Dmesg(t, h.K); !strings.Contains(log, "pci_iounmap of a mapping that is not live") {
 		t.Errorf("dmesg lacks the warning:\n%s", log)
 	}
 	d.IOUnmap(other)

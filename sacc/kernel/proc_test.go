@@ -10,6 +10,7 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/sim"
@@ -46,7 +47,7 @@ func physOf(t *testing.T, p *kernel.Process, va uint64) uint64 {
 }
 
 func TestNewProcess(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	a, b := h.K.NewProcess("a"), h.K.NewProcess("b")
 	if a.PID == b.PID || a.Name != "a" || b.Name != "b" || a.Kernel() != h.K {
 		t.Fatalf("processes %d %q, %d %q", a.PID, a.Name, b.PID, b.Name)
@@ -57,7 +58,7 @@ func TestNewProcess(t *testing.T) {
 }
 
 func TestOpenOfAnUnknownPathIsENOENT(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	for _, path := range []string{"/dev/sacc1", "", "/dev/null", driver.DevPath + "/"} {
 		fd, err := p.Open(path)
@@ -75,7 +76,7 @@ func TestOpenOfAnUnknownPathIsENOENT(t *testing.T) {
 }
 
 func TestSystemCallsOnABadFileDescriptorAreEBADF(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	closed := open(t, p)
 	if err := p.Close(closed); err != nil {
@@ -124,7 +125,7 @@ func TestEverySystemCallCountsOnce(t *testing.T) {
 		{"close", trace.SysClose, func(s setup) uint64 { return uint64(s.fd) }, func(s setup) (uint64, error) { return 0, s.p.Close(s.fd) }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, host.Config{})
+			h := hosttest.Boot(t, host.Config{})
 			p := h.K.NewProcess("t")
 			s := setup{p: p, fd: open(t, p)}
 			// A ready IocSubmit block: a NOP.
@@ -185,7 +186,7 @@ func TestEverySystemCallCountsOnce(t *testing.T) {
 }
 
 func TestAllocGivesZeroedScatteredPages(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	before := h.K.MemInUse()
 	const n = 4*pg + 5 // five pages
@@ -222,7 +223,7 @@ func TestAllocGivesZeroedScatteredPages(t *testing.T) {
 }
 
 func TestUserMemoryAccessors(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	va := alloc(t, p, 3*pg)
 	p.Store32(va+pg-4, 0x1122_3344)
@@ -267,7 +268,7 @@ func TestUserMemoryAccessors(t *testing.T) {
 // TestLoadBytesReturnsWhatIsInMemory reads user memory at every alignment and
 // length up to 24 bytes and compares with RAM.
 func TestLoadBytesReturnsWhatIsInMemory(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	va := alloc(t, p, pg)
 	data := pattern(64, 0x31)
@@ -286,7 +287,7 @@ func TestLoadBytesReturnsWhatIsInMemory(t *testing.T) {
 // TestUnmappedAccessStopsTheRunWithSegfault: a user access to an address the
 // process has not mapped ends the run, and the run's result carries the fault.
 func TestUnmappedAccessStopsTheRunWithSegfault(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	va := alloc(t, p, 2*pg)
 	guard := va + 2*pg
@@ -331,7 +332,7 @@ func TestUnmappedAccessStopsTheRunWithSegfault(t *testing.T) {
 }
 
 func TestPinUserPagesBuildsAScatterlist(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	va := alloc(t, p, 4*pg)
 	var phys [4]uint64
@@ -406,7 +407,7 @@ func TestPinUserPagesBuildsAScatterlist(t *testing.T) {
 }
 
 func TestPinUserPagesRefusesWhatIsNotUserMemory(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	va := alloc(t, p, 2*pg)
 	fd := open(t, p)
@@ -437,7 +438,7 @@ func TestPinUserPagesRefusesWhatIsNotUserMemory(t *testing.T) {
 }
 
 func TestMmapOfTheDoorbellPageReachesTheDevice(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	fd := open(t, p)
 	va, err := p.Mmap(fd, driver.MmapDoorbell, pg)
@@ -474,8 +475,8 @@ func TestMmapOfTheDoorbellPageReachesTheDevice(t *testing.T) {
 		t.Errorf("SQ_TAIL reads %#x", v)
 	}
 	// The device still works for the kernel afterwards.
-	src := kbuf(t, h, pattern(64, 2))
-	dst := kbuf(t, h, make([]byte, 64))
+	src := hosttest.KernelBuffer(t, h, pattern(64, 2))
+	dst := hosttest.KernelBuffer(t, h, make([]byte, 64))
 	if _, err := doMemcpy(h, src, dst, 64, false); err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +488,7 @@ func TestMmapOfTheDoorbellPageReachesTheDevice(t *testing.T) {
 }
 
 func TestMmapRefusals(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	fd := open(t, p)
 	for _, tc := range []struct {
@@ -505,7 +506,7 @@ func TestMmapRefusals(t *testing.T) {
 			t.Errorf("%s: Mmap = %#x, %v; want %v", tc.name, va, err, tc.want)
 		}
 	}
-	if !strings.Contains(dmesg(t, h.K), "mmap of the register page refused (pid") {
+	if !strings.Contains(hosttest.Dmesg(t, h.K), "mmap of the register page refused (pid") {
 		t.Error("the refused register-page mmap is not logged")
 	}
 }
@@ -520,7 +521,7 @@ func TestIoctlSubmitCopiesBetweenUserBuffers(t *testing.T) {
 		{"iommu lazy", withLazy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := boot(t, tc.cfg)
+			h := hosttest.Boot(t, tc.cfg)
 			p := h.K.NewProcess("t")
 			fd := open(t, p)
 			const n = 3*pg - 100
@@ -555,7 +556,7 @@ func TestIoctlSubmitCopiesBetweenUserBuffers(t *testing.T) {
 }
 
 func TestCloseReleasesTheFile(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	fd := open(t, p)
 	fd2 := open(t, p)
@@ -574,7 +575,7 @@ func TestCloseReleasesTheFile(t *testing.T) {
 }
 
 func TestPollSleepsUntilTheTimeout(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("t")
 	fd := open(t, p)
 	for _, timeout := range []sim.Time{0, 1_000, 50_000} {
@@ -590,7 +591,7 @@ func TestPollSleepsUntilTheTimeout(t *testing.T) {
 }
 
 func TestAllocOutOfMemoryIsENOMEMAndLeaksNothing(t *testing.T) {
-	h := boot(t, host.Config{Machine: machine.Config{RAMSize: 8 << 20}})
+	h := hosttest.Boot(t, host.Config{Machine: machine.Config{RAMSize: 8 << 20}})
 	p := h.K.NewProcess("t")
 	before := h.K.MemInUse()
 	va, err := p.Alloc(64 << 20)

@@ -6,6 +6,7 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/trace"
 	"github.com/saccbook/saccbook/sacc/user"
@@ -16,7 +17,7 @@ const jobBytes = 4096
 func quietHost(b *testing.B) *host.Host {
 	cfg := host.Config{Kernel: kernel.Config{IOMMU: true}}
 	cfg.CPU.NoSource = true
-	h := boot(b, cfg)
+	h := hosttest.Boot(b, cfg)
 	h.M.Tracer().Attach(trace.NewRing(4096))
 	return h
 }

@@ -8,23 +8,15 @@ import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
+	"github.com/saccbook/saccbook/sacc/host/hosttest"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/user"
 )
 
-func boot(t testing.TB, cfg host.Config) *host.Host {
-	t.Helper()
-	h, err := host.Boot(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 func TestBypassMovesDataWithoutSystemCalls(t *testing.T) {
-	h := boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
+	h := hosttest.Boot(t, host.Config{Kernel: kernel.Config{IOMMU: true}})
 	p := h.K.NewProcess("app")
 	q, err := user.Open(p, 16)
 	if err != nil {
@@ -69,7 +61,7 @@ func TestBypassMovesDataWithoutSystemCalls(t *testing.T) {
 }
 
 func TestRegisterPageIsNeverMapped(t *testing.T) {
-	h := boot(t, host.Config{})
+	h := hosttest.Boot(t, host.Config{})
 	p := h.K.NewProcess("app")
 	fd, err := p.Open(driver.DevPath)
 	if err != nil {
@@ -81,7 +73,7 @@ func TestRegisterPageIsNeverMapped(t *testing.T) {
 	if _, err := p.Mmap(fd, sacc.DoorbellPage, sacc.PageSize); err != nil {
 		t.Fatalf("mapping the doorbell page: %v", err)
 	}
-	h2 := boot(t, host.Config{Machine: machineWithQuirk(quirk.MapRegisterPage)})
+	h2 := hosttest.Boot(t, host.Config{Machine: machineWithQuirk(quirk.MapRegisterPage)})
 	p2 := h2.K.NewProcess("app")
 	fd2, _ := p2.Open(driver.DevPath)
 	va, err := p2.Mmap(fd2, sacc.RegisterPage, 2*sacc.PageSize)
@@ -97,7 +89,7 @@ func TestRegisterPageIsNeverMapped(t *testing.T) {
 // call per job, and the kernel pins, maps and unmaps every time.
 func TestKernelPathCostsSystemCalls(t *testing.T) {
 	for _, iommu := range []bool{false, true} {
-		h := boot(t, host.Config{Kernel: kernel.Config{IOMMU: iommu}})
+		h := hosttest.Boot(t, host.Config{Kernel: kernel.Config{IOMMU: iommu}})
 		p := h.K.NewProcess("app")
 		fd, err := p.Open(driver.DevPath)
 		if err != nil {
