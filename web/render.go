@@ -433,19 +433,12 @@ func parseWidget(info string) (*Widget, error) {
 	return w, nil
 }
 
-// checkOptions checks widget options against what the scenario documents it
-// reads ("cpu=x86|arm64, irq=on|off"): the name must be documented, and where
-// the documentation lists alternatives the value must be one of them.
+// checkOptions checks widget options against the ones the scenario declares:
+// the name must be declared and the value one of the option's values.
 func checkOptions(s scenario.Scenario, options string) error {
 	opts, err := scenario.ParseOptions(options)
 	if err != nil {
 		return err
-	}
-	known := map[string][]string{}
-	for _, doc := range strings.Split(s.Options, ",") {
-		if name, values, ok := strings.Cut(strings.TrimSpace(doc), "="); ok {
-			known[name] = strings.Split(values, "|")
-		}
 	}
 	names := make([]string, 0, len(opts))
 	for name := range opts {
@@ -453,14 +446,14 @@ func checkOptions(s scenario.Scenario, options string) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		allowed, ok := known[name]
+		o, ok := s.Option(name)
 		switch {
-		case !ok && s.Options == "":
+		case !ok && len(s.Options) == 0:
 			return fmt.Errorf("option %q: this scenario takes no options", name)
 		case !ok:
-			return fmt.Errorf("option %q: not one of %s", name, s.Options)
-		case len(allowed) > 1 && !slices.Contains(allowed, opts[name]):
-			return fmt.Errorf("option %s=%s: want one of %s", name, opts[name], strings.Join(allowed, ", "))
+			return fmt.Errorf("option %q: not one of %s", name, s.OptionsDoc())
+		case !o.Takes(opts[name]):
+			return fmt.Errorf("option %s=%s: want one of %s", name, opts[name], strings.Join(o.ValueNames(), ", "))
 		}
 	}
 	return nil
