@@ -25,6 +25,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/saccbook/saccbook/sacc/scenario"
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 // Chapter is one rendered chapter of the book.
@@ -301,8 +302,8 @@ func plainText(n ast.Node, src []byte) string {
 //	```
 //
 // scenario (required) names a scenario of package sacc/scenario; options are
-// its settings, as for `saccbook run --set`; views chooses the pictures (empty:
-// the widget's own choice); seq is the event position the widget opens at (0,
+// its settings, as for `saccbook run --set`; views chooses the pictures, from the
+// views registry of package web/manifest (empty: the widget's own choice); seq is the event position the widget opens at (0,
 // the default, is before the first event).
 type Widget struct {
 	Scenario string
@@ -333,9 +334,6 @@ func (n *widgetNode) Dump(source []byte, level int) {
 // widgetInfo is the first word of a fenced block's info string that makes the
 // block a live widget.
 const widgetInfo = "sacc-run"
-
-// widgetViews are the pictures a widget can show (ARCHITECTURE.md, "The web side").
-var widgetViews = []string{"ring", "garage", "registers", "memory", "trace", "source"}
 
 // widgetTransformer replaces ```sacc-run fenced blocks with Widget nodes and
 // collects every malformed one as an error naming the file and line.
@@ -425,9 +423,10 @@ func parseWidget(info string) (*Widget, error) {
 	if err := checkOptions(s, w.Options); err != nil {
 		return nil, fmt.Errorf("sacc-run: scenario %s: %w", s.Name, err)
 	}
+	views := manifest.ViewNames()
 	for _, v := range strings.Split(w.Views, ",") {
-		if w.Views != "" && !slices.Contains(widgetViews, v) {
-			return nil, fmt.Errorf("sacc-run: unknown view %q (have: %s)", v, strings.Join(widgetViews, ", "))
+		if w.Views != "" && !slices.Contains(views, v) {
+			return nil, fmt.Errorf("sacc-run: unknown view %q (have: %s)", v, strings.Join(views, ", "))
 		}
 	}
 	return w, nil

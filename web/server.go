@@ -25,6 +25,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 // LiveRoutes serves the live widgets' websockets (docs/PROTOCOL.md); package
@@ -109,6 +111,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Get("/static/*", func(w http.ResponseWriter, r *http.Request) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
 		})
+		r.Get(manifest.Path, serveManifest)
 		if cfg.Source != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
 				serveSource(w, r, cfg.Source, chi.URLParam(r, "*"))
@@ -316,6 +319,17 @@ func (p *pageSet) serveChapter(w http.ResponseWriter, r *http.Request, slug stri
 
 func (p *pageSet) serveNotFound(w http.ResponseWriter, _ *http.Request) {
 	writePage(w, http.StatusNotFound, p.notFound)
+}
+
+// serveManifest answers GET /api/v1/manifest: what the widgets know of the machine
+// (package web/manifest). Browsers revalidate it on every page, so a new binary's
+// manifest is never mixed with an old one; the answer is then a 304.
+func serveManifest(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", manifest.ETag())
+	http.ServeContent(w, r, "manifest.json", time.Time{}, bytes.NewReader(manifest.JSON()))
 }
 
 // serveSource answers GET /source/PATH with the text of one Go source file

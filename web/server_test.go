@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/saccbook/saccbook/chapters"
 	"github.com/saccbook/saccbook/static"
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 func TestRoutes(t *testing.T) {
@@ -137,6 +139,28 @@ func TestStaticCaching(t *testing.T) {
 	}
 	if cc := ts.get("/").Header().Get("Cache-Control"); cc != "no-cache" {
 		t.Errorf("page Cache-Control %q, want no-cache", cc)
+	}
+}
+
+// TestManifestRoute: the manifest is JSON, revalidated with its ETag.
+func TestManifestRoute(t *testing.T) {
+	ts := newTestServer(t, nil)
+	w := ts.get(manifest.Path)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !json.Valid(w.Body.Bytes()) {
+		t.Fatalf("GET %s: %d %q %.100s", manifest.Path, w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	if w.Body.String() != string(manifest.JSON()) || w.Header().Get("Cache-Control") != "no-cache" {
+		t.Errorf("body or Cache-Control %q", w.Header().Get("Cache-Control"))
+	}
+	etag := w.Header().Get("ETag")
+	if etag != manifest.ETag() {
+		t.Errorf("ETag %q, want %q", etag, manifest.ETag())
+	}
+	if w := ts.do(http.MethodGet, manifest.Path, map[string]string{"If-None-Match": etag}); w.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: status %d, want 304", w.Code)
+	}
+	if w := ts.get("/api/v2/manifest"); w.Code != 404 {
+		t.Errorf("another version: %d, want 404", w.Code)
 	}
 }
 
