@@ -1,4 +1,5 @@
-// proto.js: one widget's websocket to `saccbook serve` (docs/PROTOCOL.md, v1).
+// proto.js: the widgets' side of `saccbook serve` (docs/PROTOCOL.md, v1): the
+// manifest, and one widget's websocket.
 //
 // A Connection opens ws(s)://host/ws/session, sends hello, and hands the
 // widget what arrives: welcome, events batches (checked for contiguity),
@@ -8,7 +9,20 @@
 const VERSION = 1;
 const BACKOFF = [500, 1000, 2000, 4000, 8000, 15000];
 
-class Connection {
+// Where the server offers the manifest, and the version of it this code reads.
+const MANIFEST = "/api/v1/manifest";
+const MANIFEST_VERSION = 1;
+
+// fetchManifest loads the manifest: what the widgets know of the machine.
+export async function fetchManifest() {
+  const r = await fetch(MANIFEST, { headers: { Accept: "application/json" } });
+  if (!r.ok) throw new Error("the manifest: " + r.status + " " + r.statusText);
+  const m = await r.json();
+  if (m.v !== MANIFEST_VERSION) throw new Error("the manifest is version " + m.v + "; this page reads version " + MANIFEST_VERSION);
+  return m;
+}
+
+export class Connection {
   // handlers: {onState(state, detail), onWelcome(msg), onEvents(events, from),
   //            onSnapshot(msg), onEnd(msg), onError(msg)}
   constructor(path, handlers) {
@@ -163,8 +177,4 @@ class Connection {
       }
     }
   }
-}
-
-export function install(L) {
-  L.Connection = Connection;
 }

@@ -6,5 +6,5 @@ import "embed"
 
 // FS is the asset tree, served under /static/.
 //
-//go:embed *.css *.js
+//go:embed *.css *.js views/*.js
 var FS embed.FS

@@ -108,7 +108,7 @@ func TestPagesLinkTheirAssets(t *testing.T) {
 		for _, re := range []string{
 			`<link rel="stylesheet" href="/static/saccbook.css\?v=[0-9a-f]{12}">`,
 			`<link rel="stylesheet" href="/static/chroma.css\?v=[0-9a-f]{12}">`,
-			`<script src="/static/saccbook.js\?v=[0-9a-f]{12}" defer></script>`,
+			`<script type="module" src="/static/saccbook.js\?v=[0-9a-f]{12}"></script>`,
 		} {
 			if !regexp.MustCompile(re).MatchString(body) {
 				t.Errorf("%s: no match for %s", path, re)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/sacc/trace"
+	"github.com/saccbook/saccbook/static"
 	"github.com/saccbook/saccbook/web/manifest"
 )
 
@@ -256,5 +258,26 @@ func TestViewsAreTheRegistry(t *testing.T) {
 func TestETagFollowsTheDocument(t *testing.T) {
 	if tag := manifest.ETag(); len(tag) != 18 || tag[0] != '"' || manifest.ETag() != tag {
 		t.Errorf("ETag %s", tag)
+	}
+}
+
+// TestEveryViewHasItsModule: the views registry and the view modules among the
+// static assets are the same set.
+func TestEveryViewHasItsModule(t *testing.T) {
+	want := map[string]bool{}
+	for _, v := range manifest.Views() {
+		if _, err := fs.Stat(static.FS, v.Module); err != nil {
+			t.Errorf("view %s: %v", v.Name, err)
+		}
+		want[v.Module] = true
+	}
+	mods, err := fs.Glob(static.FS, "views/*.js")
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("no view modules in the static assets: %v", err)
+	}
+	for _, mod := range mods {
+		if !want[mod] {
+			t.Errorf("%s is in the static assets but no view names it", mod)
+		}
 	}
 }
