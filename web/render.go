@@ -53,7 +53,7 @@ type ChapterLink struct {
 // NumberLabel is the chapter number as the book prints it: "00", "01", …
 func (c *Chapter) NumberLabel() string { return fmt.Sprintf("%02d", c.Number) }
 
-// chromaStyle is the highlighting palette written to /static/chroma.css.
+// chromaStyle is the highlighting palette of the generated chroma.css asset.
 const chromaStyle = "github"
 
 // chromaFormatOptions are shared by the Markdown renderer and the CSS writer, so

@@ -44,8 +44,8 @@ type LiveRoutes interface {
 type Config struct {
 	// Chapters holds the book: "NN-words.md" files at its top (package chapters).
 	Chapters fs.FS
-	// Static holds the browser assets served under /static/ (package static);
-	// it must have saccbook.css and saccbook.js. chroma.css is generated.
+	// Static holds the browser assets served under /static/VERSION/ (package
+	// static); it must have saccbook.css and saccbook.js. chroma.css is generated.
 	Static fs.FS
 	// Live serves /ws/session and /ws/shared/{name}.
 	Live LiveRoutes
@@ -159,9 +159,12 @@ type asset struct {
 	etag        string
 }
 
-// assetSet is every static file, and a version that changes when any does:
-// pages ask for /static/NAME?v=VERSION so that the long cache lifetime never
-// serves a stale asset after an upgrade.
+// assetSet is every static file, and a version that changes when any does.
+// Every asset is served at /static/VERSION/NAME, and only there: a browser may
+// keep it for ever (it is immutable at that address), a new binary's assets
+// have new addresses, and a module's relative imports ("./format.js") stay in
+// the version of the page that loaded it. An address with any other version is
+// a 404: the pages (never cached) always name the current one.
 type assetSet struct {
 	files   map[string]asset
 	version string
@@ -218,12 +221,14 @@ func (s *assetSet) url(name string) (string, error) {
 	if _, ok := s.files[name]; !ok {
 		return "", fmt.Errorf("no static file %q", name)
 	}
-	return "/static/" + name + "?v=" + s.version, nil
+	return "/static/" + s.version + "/" + name, nil
 }
 
-func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, name string) {
+// serve answers GET /static/VERSION/NAME; rest is VERSION/NAME.
+func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, rest string) {
+	version, name, _ := strings.Cut(rest, "/")
 	a, ok := s.files[name]
-	if !ok {
+	if version != s.version || !ok {
 		http.Error(w, "404 no such file", http.StatusNotFound)
 		return
 	}
