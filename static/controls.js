@@ -24,6 +24,13 @@ export function positionText(pos, n, ev, ended) {
   return pos + " / " + n + (ev ? " · " + ns(ev.t) : "") + (ended ? "" : n ? " …" : "");
 }
 
+// transportOff says which transport buttons do nothing now. They are marked
+// aria-disabled, not disabled: a disabled button would drop the keyboard focus,
+// and a step pressed before the events arrive is kept for them.
+export function transportOff({ pos, n, playing, ended }) {
+  return { play: playing, pause: !playing, step: ended && pos >= n, back: pos <= 0, reset: pos <= 0 && !playing };
+}
+
 function icon(kind) {
   // Small inline SVG icons: no fonts or images to fetch.
   const paths = {
@@ -98,15 +105,9 @@ export function buildControls(w, scenario) {
     range.setAttribute("aria-valuetext", "event " + w.pos + " of " + n);
     const ev = w.timeline.event(w.pos);
     pos.textContent = positionText(w.pos, n, ev, w.ended);
-    // aria-disabled, not disabled: a disabled button would drop the keyboard
-    // focus, and a step pressed before the events arrive is kept for them.
-    const off = (b, yes) => b.setAttribute("aria-disabled", String(!!yes));
-    off(play, w.playing);
-    off(pause, !w.playing);
+    const off = transportOff({ pos: w.pos, n, playing: w.playing, ended: w.ended });
+    for (const [name, b] of Object.entries({ play, pause, step, back, reset })) b.setAttribute("aria-disabled", String(off[name]));
     play.setAttribute("aria-pressed", String(w.playing));
-    off(step, w.ended && w.pos >= n);
-    off(back, w.pos <= 0);
-    off(reset, w.pos <= 0 && !w.playing);
     if (document.activeElement !== seed) seed.value = String(w.seed);
     el.classList.toggle("is-playing", w.playing);
   }

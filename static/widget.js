@@ -59,6 +59,29 @@ export function tabKey(key, i, n) {
   return -1;
 }
 
+// move is where step, back and reset go from a position: {pos, target}, target
+// being a position past the events received so far, to land on when they arrive
+// (0: none). s: {pos, target, n (events received), ended}.
+export function move(action, s) {
+  const clamp = (p) => Math.max(0, Math.min(Math.floor(p), s.n));
+  switch (action) {
+    case "step": {
+      const p = Math.max(s.pos, s.target) + 1;
+      return { pos: clamp(p), target: p > s.n && !s.ended ? p : s.target };
+    }
+    case "back": return { pos: clamp(s.pos - 1), target: 0 };
+    case "reset": return { pos: 0, target: 0 };
+  }
+  return { pos: s.pos, target: s.target };
+}
+
+// landing is the position to go to now that n events have arrived (or the run
+// ended), for a widget waiting to reach target; null while it must wait.
+export function landing(target, n, ended) {
+  if (!target || (n < target && !ended)) return null;
+  return Math.min(target, n);
+}
+
 // connText is the connection's state in words.
 export function connText(state, detail) {
   return state === "ended" && detail ? "run failed" : (CONN_TEXT[state] || state) + (detail ? ": " + detail : "");
@@ -197,11 +220,10 @@ class Widget {
   }
 
   applyTarget() {
-    if (this.target && (this.timeline.length >= this.target || this.ended)) {
-      const t = Math.min(this.target, this.timeline.length);
-      this.target = 0;
-      this.setPos(t);
-    }
+    const t = landing(this.target, this.timeline.length, this.ended);
+    if (t == null) return;
+    this.target = 0;
+    this.setPos(t);
   }
 
   finish(m) {
@@ -259,9 +281,13 @@ class Widget {
       case "play": this.play(); break;
       case "pause": this.pause(); break;
       case "toggle": if (this.playing) this.pause(); else this.play(); break;
-      case "step": this.pause(); this.seek(Math.max(this.pos, this.target) + 1); break;
-      case "back": this.pause(); this.target = 0; this.setPos(this.pos - 1); break;
-      case "reset": this.pause(); this.target = 0; this.setPos(0); break;
+      case "step": case "back": case "reset": {
+        this.pause();
+        const m = move(name, { pos: this.pos, target: this.target, n: this.timeline.length, ended: this.ended });
+        this.target = m.target;
+        this.setPos(m.pos);
+        break;
+      }
     }
     if (!this.playing) { this.dirty = true; this.redraw(); }
   }
