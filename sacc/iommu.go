@@ -33,42 +33,32 @@ const (
 	IOVALimit       uint64 = 1 << IOVAWidth
 )
 
-// IOMMURegName names an IOMMU register offset (64-bit registers by their low half).
-func IOMMURegName(off uint32) string {
-	switch off {
-	case IOMMURegCAP:
-		return "CAP"
-	case IOMMURegCTRL:
-		return "CTRL"
-	case IOMMURegSTATUS:
-		return "STATUS"
-	case IOMMURegPTRoot:
-		return "PT_ROOT"
-	case IOMMURegPTRoot + 4:
-		return "PT_ROOT_HI"
-	case IOMMURegInvalidate:
-		return "INVALIDATE"
-	case IOMMURegInvalidate + 4:
-		return "INVALIDATE_HI"
-	case IOMMURegFaultBase:
-		return "FAULT_BASE"
-	case IOMMURegFaultBase + 4:
-		return "FAULT_BASE_HI"
-	case IOMMURegFaultSize:
-		return "FAULT_SIZE"
-	case IOMMURegFaultHead:
-		return "FAULT_HEAD"
-	case IOMMURegFaultTail:
-		return "FAULT_TAIL"
-	case IOMMURegFaultMSIAddr:
-		return "FAULT_MSI_ADDR"
-	case IOMMURegFaultMSIAddr + 4:
-		return "FAULT_MSI_ADDR_HI"
-	case IOMMURegFaultMSIData:
-		return "FAULT_MSI_DATA"
-	}
-	return "reserved"
+// IOMMURegisters lists the IOMMU's registers in offset order (§10). The 64-bit
+// registers appear once, at their low offset.
+var IOMMURegisters = []Register{
+	{Offset: IOMMURegCAP, Name: "CAP", Access: AccessRO, Width: 32,
+		Doc: "bits 7:0 IOTLB entries; bits 11:8 page-table levels; bits 19:12 input address width"},
+	{Offset: IOMMURegCTRL, Name: "CTRL", Access: AccessRW, Width: 32, Doc: "bit 0 TRANSLATE_ENABLE",
+		Bits: []Bits{{Name: "TRANSLATE_ENABLE", Mask: IOMMUCtrlTranslate, Doc: "translate every DMA of the device"}}},
+	{Offset: IOMMURegSTATUS, Name: "STATUS", Access: AccessRO, Width: 32, Doc: "bit 0 active; bit 1 faults logged; bit 2 overflowed",
+		Bits: []Bits{
+			{Name: "ACTIVE", Mask: IOMMUStatusActive, Doc: "translation active"},
+			{Name: "FAULTS", Mask: IOMMUStatusFaultsLog, Doc: "fault log not empty"},
+			{Name: "OVERFLOWED", Mask: IOMMUStatusOverflowed, Doc: "fault log overflowed (cleared by the next write to FAULT_HEAD)"},
+		}},
+	{Offset: IOMMURegPTRoot, Name: "PT_ROOT", Access: AccessRW, Width: 64, Doc: "physical address of the top-level table (4 KiB aligned)"},
+	{Offset: IOMMURegInvalidate, Name: "INVALIDATE", Access: AccessWO, Width: 64, Doc: "all ones: flush the IOTLB; otherwise the entry for that IOVA page"},
+	{Offset: IOMMURegFaultBase, Name: "FAULT_BASE", Access: AccessRW, Width: 64, Doc: "fault log ring (16-byte records), 4 KiB aligned"},
+	{Offset: IOMMURegFaultSize, Name: "FAULT_SIZE", Access: AccessRW, Width: 32, Doc: "records in the log (power of two)"},
+	{Offset: IOMMURegFaultHead, Name: "FAULT_HEAD", Access: AccessRW, Width: 32, Doc: "next record software will read"},
+	{Offset: IOMMURegFaultTail, Name: "FAULT_TAIL", Access: AccessRO, Width: 32, Doc: "next record the IOMMU will write"},
+	{Offset: IOMMURegFaultMSIAddr, Name: "FAULT_MSI_ADDR", Access: AccessRW, Width: 64, Doc: "if non-zero, each logged fault also writes FAULT_MSI_DATA here"},
+	{Offset: IOMMURegFaultMSIData, Name: "FAULT_MSI_DATA", Access: AccessRW, Width: 32, Doc: "the fault interrupt's data"},
 }
+
+// IOMMURegName names an IOMMU register offset, including the high halves of the
+// 64-bit registers.
+func IOMMURegName(off uint32) string { return regName(IOMMURegisters, off) }
 
 // I/O page-table entries (§10).
 const (
@@ -124,6 +114,15 @@ func (r FaultReason) String() string {
 	return "unknown"
 }
 
+// Fault record fields (§10).
+const (
+	FaultIOVAOff     = 0
+	FaultSourceOff   = 8
+	FaultReasonOff   = 10
+	FaultAccessOff   = 11
+	FaultReservedOff = 12
+)
+
 // DMA access kinds as the fault record encodes them.
 const (
 	AccessRead  = 0
@@ -141,20 +140,20 @@ type FaultRecord struct {
 // Encode writes r into b (at least 16 bytes); the reserved word is written as 0.
 func (r FaultRecord) Encode(b []byte) {
 	_ = b[FaultRecordSize-1]
-	binary.LittleEndian.PutUint64(b[0:], r.IOVA)
-	binary.LittleEndian.PutUint16(b[8:], r.SourceID)
-	b[10] = byte(r.Reason)
-	b[11] = r.Access
-	binary.LittleEndian.PutUint32(b[12:], 0)
+	binary.LittleEndian.PutUint64(b[FaultIOVAOff:], r.IOVA)
+	binary.LittleEndian.PutUint16(b[FaultSourceOff:], r.SourceID)
+	b[FaultReasonOff] = byte(r.Reason)
+	b[FaultAccessOff] = r.Access
+	binary.LittleEndian.PutUint32(b[FaultReservedOff:], 0)
 }
 
 // DecodeFaultRecord reads a record from b (at least 16 bytes).
 func DecodeFaultRecord(b []byte) FaultRecord {
 	_ = b[FaultRecordSize-1]
 	return FaultRecord{
-		IOVA:     binary.LittleEndian.Uint64(b[0:]),
-		SourceID: binary.LittleEndian.Uint16(b[8:]),
-		Reason:   FaultReason(b[10]),
-		Access:   b[11],
+		IOVA:     binary.LittleEndian.Uint64(b[FaultIOVAOff:]),
+		SourceID: binary.LittleEndian.Uint16(b[FaultSourceOff:]),
+		Reason:   FaultReason(b[FaultReasonOff]),
+		Access:   b[FaultAccessOff],
 	}
 }

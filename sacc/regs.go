@@ -54,47 +54,68 @@ func (a Access) String() string {
 	return "reserved"
 }
 
-// Register is one row of the register tables of §5 and §5.1.
+// Register is one row of the register tables of §5, §5.1 and §10.
 type Register struct {
 	Offset uint32
 	Name   string
 	Access Access
 	Width  int // bits as the table gives them; 64-bit registers also take 32-bit halves
 	Doc    string
+	Bits   []Bits // named bits, for registers that have them
+}
+
+// HiName is the name of a 64-bit register's high half, at Offset+4 ("SQ_BASE_HI");
+// "" for a 32-bit register.
+func (r Register) HiName() string {
+	if r.Width != 64 {
+		return ""
+	}
+	return r.Name + "_HI"
 }
 
 // Registers lists BAR0's registers in offset order. The 64-bit base registers appear
 // once, at their low offset.
 var Registers = []Register{
-	{RegMAGIC, "MAGIC", AccessRO, 32, "reads 0x4A4E524F"},
-	{RegVERSION, "VERSION", AccessRO, 32, "reads 0x00000001"},
-	{RegCTRL, "CTRL", AccessRW, 32, "bit 0 ENABLE; bit 1 RESET (self-clearing)"},
-	{RegSTATUS, "STATUS", AccessRO, 32, "bit 0 READY; bit 1 ERROR"},
-	{RegSQBaseLo, "SQ_BASE", AccessRW, 64, "submission ring base (DMA address)"},
-	{RegSQSize, "SQ_SIZE", AccessRW, 32, "descriptors in the SQ (power of two)"},
-	{RegCQBaseLo, "CQ_BASE", AccessRW, 64, "completion ring base (DMA address)"},
-	{RegCQSize, "CQ_SIZE", AccessRW, 32, "entries in the CQ (power of two)"},
-	{RegCQHead, "CQ_HEAD", AccessWO, 32, "next completion the driver will consume"},
-	{RegIRQStatus, "IRQ_STATUS", AccessRO, 32, "bit 0: completion interrupt pending"},
-	{RegIRQAck, "IRQ_ACK", AccessWO, 32, "write 1 to bit 0 to clear IRQ_STATUS bit 0"},
-	{RegErrCode, "ERR_CODE", AccessRO, 32, "last error code"},
-	{RegSCRATCH, "SCRATCH", AccessRW, 32, "free scratch register"},
-	{RegSQTail, "SQ_TAIL", AccessWO, 32, "the doorbell: new submission tail"},
-	{RegCQHeadDB, "CQ_HEAD_DB", AccessWO, 32, "same effect as CQ_HEAD (v1)"},
+	{Offset: RegMAGIC, Name: "MAGIC", Access: AccessRO, Width: 32, Doc: "reads 0x4A4E524F"},
+	{Offset: RegVERSION, Name: "VERSION", Access: AccessRO, Width: 32, Doc: "reads 0x00000001"},
+	{Offset: RegCTRL, Name: "CTRL", Access: AccessRW, Width: 32, Doc: "bit 0 ENABLE; bit 1 RESET (self-clearing)",
+		Bits: []Bits{
+			{Name: "ENABLE", Mask: CtrlEnable, Doc: "run the rings; READY follows after the enable latency"},
+			{Name: "RESET", Mask: CtrlReset, Doc: "every register back to its power-on value; reads 0"},
+		}},
+	{Offset: RegSTATUS, Name: "STATUS", Access: AccessRO, Width: 32, Doc: "bit 0 READY; bit 1 ERROR",
+		Bits: []Bits{
+			{Name: "READY", Mask: StatusReady, Doc: "the device takes doorbells"},
+			{Name: "ERROR", Mask: StatusError, Doc: "a device error halted the device until RESET"},
+		}},
+	{Offset: RegSQBaseLo, Name: "SQ_BASE", Access: AccessRW, Width: 64, Doc: "submission ring base (DMA address)"},
+	{Offset: RegSQSize, Name: "SQ_SIZE", Access: AccessRW, Width: 32, Doc: "descriptors in the SQ (power of two)"},
+	{Offset: RegCQBaseLo, Name: "CQ_BASE", Access: AccessRW, Width: 64, Doc: "completion ring base (DMA address)"},
+	{Offset: RegCQSize, Name: "CQ_SIZE", Access: AccessRW, Width: 32, Doc: "entries in the CQ (power of two)"},
+	{Offset: RegCQHead, Name: "CQ_HEAD", Access: AccessWO, Width: 32, Doc: "next completion the driver will consume"},
+	{Offset: RegIRQStatus, Name: "IRQ_STATUS", Access: AccessRO, Width: 32, Doc: "bit 0: completion interrupt pending",
+		Bits: []Bits{{Name: "COMPLETION", Mask: IRQCompletion, Doc: "a completion interrupt is pending"}}},
+	{Offset: RegIRQAck, Name: "IRQ_ACK", Access: AccessWO, Width: 32, Doc: "write 1 to bit 0 to clear IRQ_STATUS bit 0",
+		Bits: []Bits{{Name: "COMPLETION", Mask: IRQCompletion, Doc: "clears IRQ_STATUS bit 0"}}},
+	{Offset: RegErrCode, Name: "ERR_CODE", Access: AccessRO, Width: 32, Doc: "last error code"},
+	{Offset: RegSCRATCH, Name: "SCRATCH", Access: AccessRW, Width: 32, Doc: "free scratch register"},
+	{Offset: RegSQTail, Name: "SQ_TAIL", Access: AccessWO, Width: 32, Doc: "the doorbell: new submission tail"},
+	{Offset: RegCQHeadDB, Name: "CQ_HEAD_DB", Access: AccessWO, Width: 32, Doc: "same effect as CQ_HEAD (v1)"},
 }
 
 // RegName names the BAR0 register at off, including the high halves of the 64-bit
-// registers; reserved offsets are named by their offset.
-func RegName(off uint32) string {
-	switch off {
-	case RegSQBaseHi:
-		return "SQ_BASE_HI"
-	case RegCQBaseHi:
-		return "CQ_BASE_HI"
-	}
-	for _, r := range Registers {
-		if r.Offset == off {
+// registers; reserved offsets are named "reserved".
+func RegName(off uint32) string { return regName(Registers, off) }
+
+// regName names off in a register table: a register's name at its offset, the high
+// half's name four bytes above a 64-bit register.
+func regName(table []Register, off uint32) string {
+	for _, r := range table {
+		switch {
+		case off == r.Offset:
 			return r.Name
+		case r.Width == 64 && off == r.Offset+4:
+			return r.HiName()
 		}
 	}
 	return "reserved"
@@ -133,12 +154,34 @@ const (
 	StatusRingConfig Status = 0x6 // invalid ring configuration at enable (v1)
 )
 
-var statusNames = [...]string{"OK", "bad opcode", "bad address", "invalid length",
-	"device not enabled", "doorbell out of range", "invalid ring configuration"}
+// StatusInfo is one row of the error-code table (§8), with where the code appears
+// (§7.6): as a command's completion status, as the ERR_CODE of a device error that
+// halts the device, or both.
+type StatusInfo struct {
+	Code        Status
+	Name        string
+	Doc         string
+	Origin      string // "v0.1" or "v1"
+	Completion  bool   // a command can complete with it
+	DeviceError bool   // a device error can halt the device with it
+}
+
+// Statuses lists the codes in code order.
+var Statuses = []StatusInfo{
+	{StatusOK, "OK", "the command did what it asked", "v0.1", true, false},
+	{StatusBadOpcode, "bad opcode", "the opcode is reserved or unknown", "v0.1", true, false},
+	{StatusBadAddress, "bad address", "a DMA address faulted (a device error when fetching a descriptor or posting a completion)", "v0.1", true, true},
+	{StatusBadLength, "invalid length", "MEMCPY and XFORM take 1 byte to 1 MiB", "v0.1", true, false},
+	{StatusNotEnabled, "device not enabled", "a doorbell while STATUS.READY is 0", "v0.1", false, true},
+	{StatusDoorbell, "doorbell out of range", "SQ_TAIL or CQ_HEAD written with a value of at least the ring size", "v1", false, true},
+	{StatusRingConfig, "invalid ring configuration", "ENABLE with ring sizes or bases the device refuses", "v1", false, true},
+}
 
 func (s Status) String() string {
-	if int(s) < len(statusNames) {
-		return statusNames[s]
+	for _, i := range Statuses {
+		if i.Code == s {
+			return i.Name
+		}
 	}
 	return "unknown"
 }

@@ -13,32 +13,62 @@ const (
 	MaxLength = 0x100000 // 1 MiB, v1 limit for MEMCPY and XFORM
 )
 
+// Opcode is one row of the opcode table (§6.3).
+type Opcode struct {
+	Value uint16
+	Name  string
+	Short string // at most five characters, for a ring slot in a picture
+	Doc   string
+}
+
+// Opcodes lists the opcodes a v1 device executes.
+var Opcodes = []Opcode{
+	{OpNOP, "NOP", "NOP", "nothing moves; status OK, result_len 0; addresses and length ignored"},
+	{OpMEMCPY, "MEMCPY", "MCPY", "copy length bytes from src to dst"},
+	{OpXFORM, "XFORM", "XFRM", "copy, XOR-ing every byte with 0x17"},
+}
+
+// OpcodeRange is a block of opcodes the specification reserves (§6.3).
+type OpcodeRange struct {
+	First, Last uint16
+	Name        string
+	Doc         string
+}
+
+// ReservedOpcodes are the reserved blocks; a v1 device completes them with status 1.
+var ReservedOpcodes = []OpcodeRange{
+	{0x0100, 0x01FF, "reserved-inference", "future inference ops"},
+	{0x0200, 0x02FF, "reserved-kv", "future key-value ops"},
+}
+
+// InvalidOpcode names an opcode that is neither defined nor reserved.
+const InvalidOpcode = "invalid"
+
 // OpName names an opcode.
 func OpName(op uint16) string {
-	switch {
-	case op == OpNOP:
-		return "NOP"
-	case op == OpMEMCPY:
-		return "MEMCPY"
-	case op == OpXFORM:
-		return "XFORM"
-	case op >= 0x0100 && op <= 0x01FF:
-		return "reserved-inference"
-	case op >= 0x0200 && op <= 0x02FF:
-		return "reserved-kv"
+	for _, o := range Opcodes {
+		if o.Value == op {
+			return o.Name
+		}
 	}
-	return "invalid"
+	for _, r := range ReservedOpcodes {
+		if op >= r.First && op <= r.Last {
+			return r.Name
+		}
+	}
+	return InvalidOpcode
 }
 
 // Submission descriptor (§6.1): 32 bytes.
 const (
-	DescriptorSize = 32
-	DescSrcOff     = 0
-	DescDstOff     = 8
-	DescLenOff     = 16
-	DescOpOff      = 20
-	DescFlagsOff   = 22
-	DescReqIDOff   = 24
+	DescriptorSize  = 32
+	DescSrcOff      = 0
+	DescDstOff      = 8
+	DescLenOff      = 16
+	DescOpOff       = 20
+	DescFlagsOff    = 22
+	DescReqIDOff    = 24
+	DescReservedOff = 28
 
 	FlagInterrupt = 1 << 0
 )
@@ -62,7 +92,7 @@ func (d Descriptor) Encode(b []byte) {
 	binary.LittleEndian.PutUint16(b[DescOpOff:], d.Opcode)
 	binary.LittleEndian.PutUint16(b[DescFlagsOff:], d.Flags)
 	binary.LittleEndian.PutUint32(b[DescReqIDOff:], d.ReqID)
-	binary.LittleEndian.PutUint32(b[28:], 0)
+	binary.LittleEndian.PutUint32(b[DescReservedOff:], 0)
 }
 
 // DecodeDescriptor reads a descriptor from b (at least 32 bytes).
@@ -83,6 +113,7 @@ const (
 	CompletionSize    = 16
 	CplReqIDOff       = 0
 	CplResultLenOff   = 4
+	CplReservedOff    = 8
 	CplStatusOff      = 12
 	CplPhaseOff       = 14
 	CplPhaseBit       = 1 << 0
@@ -103,7 +134,7 @@ func (c Completion) Encode(b []byte) {
 	_ = b[CompletionSize-1]
 	binary.LittleEndian.PutUint32(b[CplReqIDOff:], c.ReqID)
 	binary.LittleEndian.PutUint32(b[CplResultLenOff:], c.ResultLen)
-	binary.LittleEndian.PutUint32(b[8:], 0)
+	binary.LittleEndian.PutUint32(b[CplReservedOff:], 0)
 	binary.LittleEndian.PutUint16(b[CplStatusOff:], uint16(c.Status))
 	binary.LittleEndian.PutUint16(b[CplPhaseOff:], uint16(c.Phase&CplPhaseBit))
 }

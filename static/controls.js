@@ -1,12 +1,37 @@
 // controls.js: a widget's transport bar (play, pause, step, back, reset, the
-// scrub bar, speed) and run settings (seed, CPU model).
+// scrub bar, speed) and run settings (seed, and the CPU model for a scenario
+// that takes one).
 
-const SPEEDS = [["5", "5 events/s"], ["20", "20 events/s"], ["100", "100 events/s"],
+import { h, s } from "./dom.js";
+import { ns } from "./format.js";
+
+export const SPEEDS = [["5", "5 events/s"], ["20", "20 events/s"], ["100", "100 events/s"],
   ["500", "500 events/s"], ["max", "as fast as possible"]];
-const CPU_SCENARIOS = new Set(["driver", "bypass"]);
 let uid = 0;
 
-function icon(L, kind) {
+// cpuChoice is the CPU option a scenario of the manifest takes, as the select
+// offers it: {values: [[value, label]], value}; null if it takes none.
+export function cpuChoice(scenario, options) {
+  const o = scenario && scenario.options.find((x) => x.name === "cpu");
+  if (!o) return null;
+  const values = o.values.map((v) => [v.name, v.doc ? v.name + " (" + v.doc + ")" : v.name]);
+  const value = o.values.some((v) => v.name === options.cpu) ? options.cpu : o.default;
+  return { values, value };
+}
+
+// positionText is the scrub bar's read-out: "41 / 82 · 3785 ns …".
+export function positionText(pos, n, ev, ended) {
+  return pos + " / " + n + (ev ? " · " + ns(ev.t) : "") + (ended ? "" : n ? " …" : "");
+}
+
+// transportOff says which transport buttons do nothing now. They are marked
+// aria-disabled, not disabled: a disabled button would drop the keyboard focus,
+// and a step pressed before the events arrive is kept for them.
+export function transportOff({ pos, n, playing, ended }) {
+  return { play: playing, pause: !playing, step: ended && pos >= n, back: pos <= 0, reset: pos <= 0 && !playing };
+}
+
+function icon(kind) {
   // Small inline SVG icons: no fonts or images to fetch.
   const paths = {
     play: "M4 2 L14 8 L4 14 Z",
@@ -15,19 +40,18 @@ function icon(L, kind) {
     back: "M13 2 L5 8 L13 14 Z M2 2 H4 V14 H2 Z",
     reset: "M2 2 H4 V14 H2 Z M14 2 L6 8 L14 14 Z",
   };
-  return L.s("svg", { viewBox: "0 0 16 16", width: 14, height: 14, "aria-hidden": "true", focusable: "false" },
-    L.s("path", { d: paths[kind] }));
+  return s("svg", { viewBox: "0 0 16 16", width: 14, height: 14, "aria-hidden": "true", focusable: "false" },
+    s("path", { d: paths[kind] }));
 }
 
 // buildControls makes the controls for widget w; update() mirrors its state.
-function buildControls(w, L) {
-  const h = L.h;
+export function buildControls(w, scenario) {
   const id = "sw" + (++uid);
   const btn = (action, label, text) => h("button", {
     type: "button", class: "sw-btn sw-" + action, "data-action": action, "aria-label": label,
     title: label + ({ play: " (Space)", pause: " (Space)", step: " (→)", back: " (←)", reset: " (Home)" })[action],
     onclick: () => w.action(action),
-  }, icon(L, action), h("span", { class: "sw-btn-text" }, text));
+  }, icon(action), h("span", { class: "sw-btn-text" }, text));
 
   const play = btn("play", "Play", "Play");
   const pause = btn("pause", "Pause", "Pause");
@@ -54,15 +78,16 @@ function buildControls(w, L) {
     else seed.value = w.seed;
   });
 
-  const cpu = h("select", { class: "sw-cpu", id: id + "-cpu", "aria-label": "CPU model",
+  const choice = cpuChoice(scenario, w.options);
+  const cpu = choice && h("select", { class: "sw-cpu", id: id + "-cpu", "aria-label": "CPU model",
     onchange: () => w.setCpu(cpu.value) },
-  h("option", { value: "x86" }, "x86 (strong ordering)"), h("option", { value: "arm64" }, "arm64 (weak ordering)"));
-  cpu.value = w.options.cpu === "arm64" ? "arm64" : "x86";
+  choice.values.map(([v, label]) => h("option", { value: v }, label)));
+  if (cpu) cpu.value = choice.value;
 
   const settings = h("div", { class: "sw-settings" },
     h("label", { class: "sw-field", for: id + "-speed" }, h("span", null, "Speed"), speed),
     h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed),
-    CPU_SCENARIOS.has(w.scenario) ? h("label", { class: "sw-field", for: id + "-cpu" }, h("span", null, "CPU"), cpu) : null);
+    cpu ? h("label", { class: "sw-field", for: id + "-cpu" }, h("span", null, "CPU"), cpu) : null);
 
   const el = h("div", { class: "sw-controls", role: "group", "aria-label": "Playback" },
     h("div", { class: "sw-transport" }, reset, back, play, pause, step),
@@ -79,24 +104,13 @@ function buildControls(w, L) {
     if (range.value !== String(w.pos)) range.value = String(w.pos);
     range.setAttribute("aria-valuetext", "event " + w.pos + " of " + n);
     const ev = w.timeline.event(w.pos);
-    pos.textContent = w.pos + " / " + n + (ev ? " · " + L.ns(ev.t) : "") + (w.ended ? "" : n ? " …" : "");
-    // aria-disabled, not disabled: a disabled button would drop the keyboard
-    // focus, and a step pressed before the events arrive is kept for them.
-    const off = (b, yes) => b.setAttribute("aria-disabled", String(!!yes));
-    off(play, w.playing);
-    off(pause, !w.playing);
+    pos.textContent = positionText(w.pos, n, ev, w.ended);
+    const off = transportOff({ pos: w.pos, n, playing: w.playing, ended: w.ended });
+    for (const [name, b] of Object.entries({ play, pause, step, back, reset })) b.setAttribute("aria-disabled", String(off[name]));
     play.setAttribute("aria-pressed", String(w.playing));
-    off(step, w.ended && w.pos >= n);
-    off(back, w.pos <= 0);
-    off(reset, w.pos <= 0 && !w.playing);
     if (document.activeElement !== seed) seed.value = String(w.seed);
     el.classList.toggle("is-playing", w.playing);
   }
 
   return { el, update };
-}
-
-export function install(L) {
-  L.buildControls = (w) => buildControls(w, L);
-  L.SPEEDS = SPEEDS;
 }

@@ -1,4 +1,5 @@
-// proto.js: one widget's websocket to `saccbook serve` (docs/PROTOCOL.md, v1).
+// proto.js: the widgets' side of `saccbook serve` (docs/PROTOCOL.md, v1): the
+// manifest, and one widget's websocket.
 //
 // A Connection opens ws(s)://host/ws/session, sends hello, and hands the
 // widget what arrives: welcome, events batches (checked for contiguity),
@@ -8,7 +9,57 @@
 const VERSION = 1;
 const BACKOFF = [500, 1000, 2000, 4000, 8000, 15000];
 
-class Connection {
+// Where the server offers the manifest, and the version of it this code reads.
+const MANIFEST = "/api/v1/manifest";
+const MANIFEST_VERSION = 1;
+
+// fetchManifest loads the manifest: what the widgets know of the machine.
+export async function fetchManifest() {
+  const r = await fetch(MANIFEST, { headers: { Accept: "application/json" } });
+  if (!r.ok) throw new Error("the manifest: " + r.status + " " + r.statusText);
+  const m = await r.json();
+  if (m.v !== MANIFEST_VERSION) throw new Error("the manifest is version " + m.v + "; this page reads version " + MANIFEST_VERSION);
+  return m;
+}
+
+// backoff is how long to wait before reconnection attempt n (0, 1, …), in ms.
+export function backoff(n) { return BACKOFF[Math.min(n, BACKOFF.length - 1)]; }
+
+// retryText says when the next attempt comes and why the socket closed.
+export function retryText(wait, code) {
+  return "retrying in " + (wait < 1000 ? wait + " ms" : wait / 1000 + " s") + " (close code " + (code || "none") + ")";
+}
+
+// route is what a server message does to a connection (conn: its awaitWelcome
+// and pending inspect ids, as a Connection has them): the flags it changes, the
+// connection state it enters (with detail), the inspect request it settles
+// ({id, output} or {id, error}), and which of the widget's handlers it goes to.
+// null: the message is ignored. Until the welcome of the latest hello arrives,
+// what belongs to an older run is dropped.
+export function route(msg, conn) {
+  if (!msg || typeof msg.type !== "string") return null;
+  switch (msg.type) {
+    case "welcome": return { flags: { awaitWelcome: false, attempt: 0 }, state: "running", deliver: "welcome" };
+    case "events": return conn.awaitWelcome ? null : { deliver: "events" };
+    case "snapshot": return { flags: { awaitWelcome: false }, deliver: "snapshot" };
+    case "end": return conn.awaitWelcome ? null : { state: "ended", detail: msg.error || "", deliver: "end" };
+    case "inspect": return { settle: { id: msg.id, output: msg.output || "" } };
+    case "error": {
+      if (msg.id != null && conn.pending.has(msg.id)) return { settle: { id: msg.id, error: msg.message || msg.code } };
+      const r = { flags: {}, deliver: "error" };
+      if (msg.code === "unsupported-version") r.flags.fatal = msg.message || msg.code;
+      if (msg.code === "too-slow") r.flags.attempt = 0;
+      if (msg.code === "bad-request" && conn.awaitWelcome) {
+        r.flags.awaitWelcome = false;
+        r.state = "failed";
+      }
+      return r;
+    }
+  }
+  return null; // pong, and kinds this client does not know
+}
+
+export class Connection {
   // handlers: {onState(state, detail), onWelcome(msg), onEvents(events, from),
   //            onSnapshot(msg), onEnd(msg), onError(msg)}
   constructor(path, handlers) {
@@ -77,10 +128,9 @@ class Connection {
     this.failPending("the connection closed");
     if (this.closing) { this.setState("closed"); return; }
     if (this.fatal) { this.setState("closed", this.fatal); return; }
-    const wait = BACKOFF[Math.min(this.attempt, BACKOFF.length - 1)];
+    const wait = backoff(this.attempt);
     this.attempt++;
-    this.setState("waiting", "retrying in " + (wait < 1000 ? wait + " ms" : wait / 1000 + " s") +
-      " (close code " + (ev.code || "none") + ")");
+    this.setState("waiting", retryText(wait, ev.code));
     this.timer = setTimeout(() => this.open(), wait);
   }
 
@@ -117,54 +167,24 @@ class Connection {
   receive(data) {
     let msg;
     try { msg = JSON.parse(data); } catch (e) { return; }
-    if (!msg || typeof msg.type !== "string") return;
-    const hd = this.handlers;
-    switch (msg.type) {
-      case "welcome":
-        this.awaitWelcome = false;
-        this.attempt = 0;
-        this.setState("running");
-        if (hd.onWelcome) hd.onWelcome(msg);
-        break;
-      case "events":
-        if (!this.awaitWelcome && hd.onEvents) hd.onEvents(msg.events || [], msg.from);
-        break;
-      case "snapshot":
-        this.awaitWelcome = false;
-        if (hd.onSnapshot) hd.onSnapshot(msg);
-        break;
-      case "end":
-        if (this.awaitWelcome) break;
-        this.setState("ended", msg.error || "");
-        if (hd.onEnd) hd.onEnd(msg);
-        break;
-      case "inspect": {
-        const p = this.pending.get(msg.id);
-        if (p) { this.pending.delete(msg.id); p.resolve(msg.output || ""); }
-        break;
-      }
-      case "pong":
-        break;
-      case "error": {
-        const p = msg.id != null && this.pending.get(msg.id);
-        if (p) {
-          this.pending.delete(msg.id);
-          p.reject(new Error(msg.message || msg.code));
-          break;
-        }
-        if (msg.code === "unsupported-version") this.fatal = msg.message || msg.code;
-        if (msg.code === "too-slow") this.attempt = 0;
-        if (msg.code === "bad-request" && this.awaitWelcome) {
-          this.awaitWelcome = false;
-          this.setState("failed");
-        }
-        if (hd.onError) hd.onError(msg);
-        break;
+    const r = route(msg, this);
+    if (!r) return;
+    Object.assign(this, r.flags);
+    if (r.state) this.setState(r.state, r.detail);
+    if (r.settle) {
+      const p = this.pending.get(r.settle.id);
+      if (p) {
+        this.pending.delete(r.settle.id);
+        if (r.settle.error) p.reject(new Error(r.settle.error)); else p.resolve(r.settle.output);
       }
     }
+    const hd = this.handlers;
+    switch (r.deliver) {
+      case "welcome": if (hd.onWelcome) hd.onWelcome(msg); break;
+      case "events": if (hd.onEvents) hd.onEvents(msg.events || [], msg.from); break;
+      case "snapshot": if (hd.onSnapshot) hd.onSnapshot(msg); break;
+      case "end": if (hd.onEnd) hd.onEnd(msg); break;
+      case "error": if (hd.onError) hd.onError(msg); break;
+    }
   }
-}
-
-export function install(L) {
-  L.Connection = Connection;
 }

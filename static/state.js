@@ -5,15 +5,9 @@
 // and the last state it computed, so stepping forward costs one event and
 // scrubbing anywhere costs at most 255.
 
-const CHECKPOINT = 256;
-const MAX_RING = 4096;
+import { exact, hex, textArgs } from "./format.js";
 
-// Register offsets in BAR0 (SPEC §5), for writes whose text has no name.
-const REG_BY_OFFSET = {
-  0x08: "CTRL", 0x10: "SQ_BASE", 0x14: "SQ_BASE_HI", 0x18: "SQ_SIZE", 0x20: "CQ_BASE",
-  0x24: "CQ_BASE_HI", 0x28: "CQ_SIZE", 0x30: "CQ_HEAD", 0x38: "IRQ_ACK", 0x1000: "SQ_TAIL",
-  0x1004: "CQ_HEAD_DB",
-};
+const CHECKPOINT = 256;
 
 function emptySlot() {
   return { req_id: null, opcode: null, opName: null, len: null, flags: null, src: null, dst: null, seq: 0, fetched: false };
@@ -22,7 +16,7 @@ function emptyEntry() {
   return { req_id: 0, status: 0, phase: 0, posted: false, seq: 0 };
 }
 
-function initialState() {
+export function initialState() {
   return {
     seq: 0, t: 0,
     sqBase: null, cqBase: null, sqSize: 0, cqSize: 0,
@@ -33,15 +27,15 @@ function initialState() {
     busy: null,                            // {slot, req_id, opcode}: the command in the device
     changed: null,                         // {ring: "sq"|"cq", slot}: last slot touched
     iommu: { on: false, faults: 0, lastFault: null, lastTranslate: null },
-    pages: {},                             // IOVA page -> phys page (hex strings), as translated
+    pages: {},                             // IOVA page -> phys page, as translated
     irqs: 0, msis: 0, pending: false, inIrq: false, syscalls: 0,
     doorbells: 0, completions: 0, cmdErrors: 0,
     lastSrc: null,                         // src of the last event that had one
   };
 }
 
-function resize(arr, n, make) {
-  n = Math.max(0, Math.min(n | 0, MAX_RING));
+function resize(arr, n, make, max) {
+  n = Math.max(0, Math.min(n | 0, max));
   while (arr.length < n) arr.push(make());
   arr.length = n;
 }
@@ -50,20 +44,18 @@ function clone(st) {
   return typeof structuredClone === "function" ? structuredClone(st) : JSON.parse(JSON.stringify(st));
 }
 
-const PAGE = 4096;
-
-// phys gives the host physical address for a DMA address, when known.
-function toPhys(st, addr) {
+// toPhys gives the host physical address for a DMA address, when known.
+function toPhys(st, addr, ds) {
   if (addr == null) return null;
   if (!st.iommu.on) return addr;
-  const page = Math.floor(addr / PAGE) * PAGE;
+  const page = Math.floor(addr / ds.pageSize) * ds.pageSize;
   const p = st.pages[page];
   return p == null ? null : p + (addr - page);
 }
 
-function ringPhys(st) {
-  st.sqPhys = toPhys(st, st.sqBase);
-  st.cqPhys = toPhys(st, st.cqBase);
+function ringPhys(st, ds) {
+  st.sqPhys = toPhys(st, st.sqBase, ds);
+  st.cqPhys = toPhys(st, st.cqBase, ds);
 }
 
 // moved clears a ring's picture when its base register changes: the ring now
@@ -75,10 +67,10 @@ function moved(st, which, before) {
   else st.cq = st.cq.map(emptyEntry);
 }
 
-function regWrite(st, ev, L) {
+function regWrite(st, ev, ds) {
   const sqBefore = st.sqBase, cqBefore = st.cqBase;
-  const ta = L.textArgs(ev.text);
-  const name = ta.reg && !/^\+?0x/.test(ta.reg) ? ta.reg : REG_BY_OFFSET[ev.args.reg];
+  const ta = textArgs(ev.text);
+  const name = ta.reg && !/^\+?0x/.test(ta.reg) ? ta.reg : ds.regName(ev.args.reg);
   const val = ev.args.val;
   const size = ev.args.size;
   switch (name) {
@@ -86,12 +78,12 @@ function regWrite(st, ev, L) {
     case "SQ_BASE_HI": st.sqBase = ((st.sqBase || 0) % 2 ** 32) + val * 2 ** 32; break;
     case "CQ_BASE": st.cqBase = size === 8 ? val : (st.cqBase || 0) - ((st.cqBase || 0) % 2 ** 32) + val; break;
     case "CQ_BASE_HI": st.cqBase = ((st.cqBase || 0) % 2 ** 32) + val * 2 ** 32; break;
-    case "SQ_SIZE": st.sqSize = val; resize(st.sq, val, emptySlot); break;
-    case "CQ_SIZE": st.cqSize = val; resize(st.cq, val, emptyEntry); break;
+    case "SQ_SIZE": st.sqSize = val; resize(st.sq, val, emptySlot, ds.maxRing); break;
+    case "CQ_SIZE": st.cqSize = val; resize(st.cq, val, emptyEntry, ds.maxRing); break;
   }
   moved(st, "sq", sqBefore);
   moved(st, "cq", cqBefore);
-  ringPhys(st);
+  ringPhys(st, ds);
 }
 
 function resetRings(st) {
@@ -99,78 +91,93 @@ function resetRings(st) {
   st.busy = null; st.stalled = false;
 }
 
-// slotOf finds which slot of a ring (at phys base, entry size, n entries) addr is in.
-function slotOf(base, size, n, addr) {
-  if (base == null || addr == null || addr < base || addr >= base + size * n) return -1;
-  return Math.floor((addr - base) / size);
+// The slot's picture of each descriptor field, by layout field name: addresses
+// as exact hex text, the rest as numbers.
+const SLOT_FIELDS = {
+  src_addr: (d, v) => { d.src = hex(v); },
+  dst_addr: (d, v) => { d.dst = hex(v); },
+  length: (d, v) => { d.len = Number(v); },
+  opcode: (d, v) => { d.opcode = Number(v); d.opName = null; },
+  flags: (d, v) => { d.flags = Number(v); },
+  req_id: (d, v) => { d.req_id = Number(v); },
+};
+
+// slotValues is what a slot knows of its descriptor, as BigInts by field name.
+function slotValues(d) {
+  const b = (v) => (v == null ? null : BigInt(v));
+  return { src_addr: b(d.src), dst_addr: b(d.dst), length: b(d.len), opcode: b(d.opcode), flags: b(d.flags), req_id: b(d.req_id) };
+}
+
+// ringRange is the slots [lo, hi] of a ring at base (n entries of layout) that a
+// store of size bytes at addr covers, or null.
+function ringRange(layout, base, n, addr, size) {
+  const first = layout.slot(base, n, addr);
+  const last = layout.slot(base, n, addr + size - 1);
+  const lo = first >= 0 ? first : addr < base && last >= 0 ? 0 : -1;
+  if (lo < 0) return null;
+  return [lo, last >= 0 ? last : n - 1];
 }
 
 // cpuWrite keeps descriptor and completion contents as the CPU stores them.
 // A store of more than 8 bytes (a bulk write from a test harness) is known only
 // by its first 8 bytes: the slots it covers become "written, contents unknown"
 // until the device fetches them.
-function cpuWrite(st, ev, L) {
+function cpuWrite(st, ev, ds) {
   const addr = ev.args.addr;
   const size = ev.args.size || 1;
-  const ta = L.textArgs(ev.text);
-  const val = ev.args.val;
-  if (st.sqPhys != null && st.sqSize) {
-    const first = slotOf(st.sqPhys, 32, st.sqSize, addr);
-    const last = slotOf(st.sqPhys, 32, st.sqSize, addr + size - 1);
-    const lo = first >= 0 ? first : addr < st.sqPhys && last >= 0 ? 0 : -1;
-    if (lo >= 0) {
-      const hi = last >= 0 ? last : st.sqSize - 1;
-      for (let i = lo; i <= hi; i++) {
-        const off = addr - (st.sqPhys + 32 * i);
-        let d = st.sq[i];
-        if (size > 8) {
-          d = st.sq[i] = emptySlot();
-          d.written = true;
-          if (off === 0) d.src = ta.val || L.hex(val);
-        } else if (off === 0 && size === 8) d.src = ta.val || L.hex(val);
-        else if (off === 8 && size === 8) d.dst = ta.val || L.hex(val);
-        else if (off === 16) d.len = size >= 4 ? val % 2 ** 32 : val;
-        else if (off === 20) { d.opcode = val & 0xffff; d.opName = null; if (size >= 4) d.flags = Math.floor(val / 65536) & 0xffff; }
-        else if (off === 22) d.flags = val;
-        else if (off === 24) d.req_id = size > 4 ? val % 2 ** 32 : val;
-        d.seq = ev.seq;
-        d.fetched = false;
+  const value = exact(ev, "val") ?? 0n;
+  const D = ds.descriptor, C = ds.completion;
+  const sq = st.sqPhys != null && st.sqSize ? ringRange(D, st.sqPhys, st.sqSize, addr, size) : null;
+  if (sq) {
+    for (let i = sq[0]; i <= sq[1]; i++) {
+      const off = addr - (st.sqPhys + D.size * i);
+      let d = st.sq[i];
+      if (size > 8) {
+        d = st.sq[i] = emptySlot();
+        d.written = true;
+        if (off === 0) d.src = hex(value);
+      } else {
+        const values = slotValues(d);
+        for (const name of D.store(values, off, size, value)) {
+          if (SLOT_FIELDS[name]) SLOT_FIELDS[name](d, values[name]);
+        }
       }
-      st.changed = { ring: "sq", slot: lo, by: "cpu" };
-      return;
+      d.seq = ev.seq;
+      d.fetched = false;
     }
+    st.changed = { ring: "sq", slot: sq[0], by: "cpu" };
+    return;
   }
-  if (st.cqPhys != null && st.cqSize) {
-    const first = slotOf(st.cqPhys, 16, st.cqSize, addr);
-    const last = slotOf(st.cqPhys, 16, st.cqSize, addr + size - 1);
-    const lo = first >= 0 ? first : addr < st.cqPhys && last >= 0 ? 0 : -1;
-    if (lo < 0) return;
-    const hi = last >= 0 ? last : st.cqSize - 1;
-    // The driver clearing its completion ring: entries are no longer posted.
-    for (let i = lo; i <= hi; i++) {
-      const e = st.cq[i];
-      const off = addr - (st.cqPhys + 16 * i);
-      if (size > 8 || (off <= 14 && off + size > 14)) e.phase = 0;
-      if (size > 8 || off === 0) e.req_id = size > 8 ? 0 : val % 2 ** 32;
-      e.posted = false;
-      e.seq = ev.seq;
-    }
-    st.changed = { ring: "cq", slot: lo, by: "cpu" };
+  const cq = st.cqPhys != null && st.cqSize ? ringRange(C, st.cqPhys, st.cqSize, addr, size) : null;
+  if (!cq) return;
+  // The byte that holds the phase bit, and the req_id field.
+  const phaseByte = C.field("phase").offset + (C.bits("phase", "phase").shift >> 3);
+  const req = C.field("req_id");
+  // The driver clearing its completion ring: entries are no longer posted.
+  for (let i = cq[0]; i <= cq[1]; i++) {
+    const e = st.cq[i];
+    const off = addr - (st.cqPhys + C.size * i);
+    if (size > 8 || (off <= phaseByte && off + size > phaseByte)) e.phase = 0;
+    if (size > 8) e.req_id = 0;
+    else if (off === req.offset) e.req_id = Number(value & ((1n << BigInt(8 * req.size)) - 1n));
+    e.posted = false;
+    e.seq = ev.seq;
   }
+  st.changed = { ring: "cq", slot: cq[0], by: "cpu" };
 }
 
 // fold applies one event to st (in place) and returns it.
-function fold(st, ev, L) {
+export function fold(st, ev, ds) {
   const a = ev.args || {};
   st.seq = ev.seq;
   st.t = ev.t;
   if (ev.src) st.lastSrc = { src: ev.src, seq: ev.seq };
   st.changed = null;
   switch (ev.kind) {
-    case "sacc_reg_write": regWrite(st, ev, L); break;
+    case "sacc_reg_write": regWrite(st, ev, ds); break;
     case "sacc_enable":
       st.sqSize = a.sq_size; st.cqSize = a.cq_size;
-      resize(st.sq, a.sq_size, emptySlot); resize(st.cq, a.cq_size, emptyEntry);
+      resize(st.sq, a.sq_size, emptySlot, ds.maxRing); resize(st.cq, a.cq_size, emptyEntry, ds.maxRing);
       resetRings(st); st.enabled = true; break;
     case "sacc_ready": st.ready = true; break;
     case "sacc_disable": st.enabled = false; st.ready = false; resetRings(st); break;
@@ -193,7 +200,7 @@ function fold(st, ev, L) {
     case "sacc_desc":
       if (st.busy && st.sq[st.busy.slot]) {
         const d = st.sq[st.busy.slot];
-        const op = L.textArgs(ev.text).opcode;
+        const op = textArgs(ev.text).opcode;
         Object.assign(d, { req_id: a.req_id, len: a.len, flags: a.flags, opcode: a.opcode, opName: op || null, fetched: true });
         st.busy.req_id = a.req_id; st.busy.opcode = op || a.opcode;
         st.changed = { ring: "sq", slot: st.busy.slot, by: "desc" };
@@ -222,24 +229,26 @@ function fold(st, ev, L) {
     case "irq_exit": st.inIrq = false; break;
     case "syscall": st.syscalls++; break;
     case "iommu_reg_write": {
-      const ta = L.textArgs(ev.text);
-      if (ta.reg === "CTRL" || a.reg === 8) { st.iommu.on = (a.val & 1) === 1; ringPhys(st); }
+      if (ds.iommuRegName(a.reg) === "CTRL") {
+        st.iommu.on = (a.val & ds.registerBit("iommu", "CTRL", "TRANSLATE_ENABLE")) !== 0;
+        ringPhys(st, ds);
+      }
       break;
     }
     case "iommu_translate": {
-      const page = Math.floor(a.iova / PAGE) * PAGE;
-      st.pages[page] = Math.floor(a.phys / PAGE) * PAGE;
+      const page = Math.floor(a.iova / ds.pageSize) * ds.pageSize;
+      st.pages[page] = Math.floor(a.phys / ds.pageSize) * ds.pageSize;
       st.iommu.lastTranslate = { iova: a.iova, phys: a.phys, perm: a.perm, seq: ev.seq };
-      ringPhys(st);
+      ringPhys(st, ds);
       break;
     }
     case "iommu_fault":
       st.iommu.faults++;
       st.iommu.lastFault = { iova: a.iova, text: ev.text, seq: ev.seq };
       break;
-    case "cpu_write": cpuWrite(st, ev, L); break;
+    case "cpu_write": cpuWrite(st, ev, ds); break;
     case "cpu_read": {
-      const i = slotOf(st.cqPhys, 16, st.cqSize, a.addr);
+      const i = ds.completion.slot(st.cqPhys, st.cqSize, a.addr);
       if (i >= 0) st.changed = { ring: "cq", slot: i, by: "poll" };
       break;
     }
@@ -247,10 +256,18 @@ function fold(st, ev, L) {
   return st;
 }
 
+// stateAt folds events 1..pos of log into a fresh state: the definition that a
+// Timeline computes faster.
+export function stateAt(log, pos, ds) {
+  const st = initialState();
+  for (let i = 0; i < Math.min(pos, log.length); i++) fold(st, log[i], ds);
+  return st;
+}
+
 // Timeline is a widget's event log and the states derived from it.
-class Timeline {
-  constructor(L) {
-    this.L = L;
+export class Timeline {
+  constructor(ds) {
+    this.ds = ds;
     this.clear();
   }
 
@@ -283,7 +300,7 @@ class Timeline {
     const k = Math.min(Math.floor(pos / CHECKPOINT), this.checkpoints.length - 1);
     if (pos < st.seq || this.checkpoints[k].seq > st.seq) st = clone(this.checkpoints[k]);
     while (st.seq < pos) {
-      fold(st, this.log[st.seq], this.L);
+      fold(st, this.log[st.seq], this.ds);
       if (st.seq % CHECKPOINT === 0 && this.checkpoints.length === st.seq / CHECKPOINT) {
         this.checkpoints.push(clone(st));
       }
@@ -299,10 +316,4 @@ class Timeline {
     }
     return null;
   }
-}
-
-export function install(L) {
-  L.Timeline = Timeline;
-  L.foldEvent = fold;
-  L.initialState = initialState;
 }

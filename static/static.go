@@ -4,7 +4,8 @@ package static
 
 import "embed"
 
-// FS is the asset tree, served under /static/.
+// FS is the asset tree, served under /static/VERSION/ (package web). The
+// JavaScript tests in test/ and package.json are not part of it.
 //
-//go:embed *.css *.js
+//go:embed *.css *.js views/*.js
 var FS embed.FS

@@ -2,9 +2,13 @@
 // playback loop, the tabs and the redraw that keeps every view, the caption
 // and the element's data-seq in step with the position.
 
-const VIEW_ORDER = ["ring", "garage", "registers", "memory", "trace", "source", "monitor"];
-const VIEW_LABELS = { ring: "Rings", garage: "Garage", registers: "Registers", memory: "Memory",
-  trace: "Trace", source: "Source", monitor: "Monitor" };
+import { buildControls } from "./controls.js";
+import { caption } from "./caption.js";
+import { h } from "./dom.js";
+import { ns, optionsText, parseOptions } from "./format.js";
+import { Connection } from "./proto.js";
+import { Timeline } from "./state.js";
+
 const MAX_SPEED = 5000; // events per second for "max"
 const CONN_TEXT = {
   idle: "not connected", connecting: "connecting…", connected: "connected", starting: "starting the machine…",
@@ -13,26 +17,103 @@ const CONN_TEXT = {
 };
 let widgetCount = 0;
 
+// chooseViews orders a widget's tabs: the views its block asks for (data-views,
+// "trace,source"), then the rest of the registry's; it opens at the first.
+export function chooseViews(wanted, views) {
+  const names = views.map((v) => v.name);
+  const asked = (wanted || "").split(",").map((v) => v.trim()).filter((v) => names.includes(v));
+  const order = [...new Set([...asked, ...names])];
+  return { order, active: order[0] };
+}
+
+// advance is the playback clock: acc events owed so far, dt ms since the last
+// frame (at most 250), speed a SPEEDS value. It returns the whole events to
+// step now and what is still owed.
+export function advance(acc, dt, speed) {
+  const rate = speed === "max" ? MAX_SPEED : Number(speed) || 20;
+  acc += (Math.min(dt, 250) * rate) / 1000;
+  const steps = Math.floor(acc);
+  return { steps, acc: acc - steps };
+}
+
+// keyAction is what a key press on the widget does, or null: target is the
+// element it went to ({tagName, role}).
+export function keyAction(key, target) {
+  const tag = target && target.tagName;
+  if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return null;
+  const onButton = tag === "BUTTON" || tag === "SUMMARY" || tag === "A";
+  const onTab = target && target.role === "tab";
+  if ((key === " " || key === "Spacebar") && !onButton) return "toggle";
+  if (onTab) return null;
+  return { ArrowRight: "step", ArrowLeft: "back", Home: "reset" }[key] || null;
+}
+
+// tabKey is the tab a key moves to from tab i of n, or -1.
+export function tabKey(key, i, n) {
+  switch (key) {
+    case "ArrowRight": return (i + 1) % n;
+    case "ArrowLeft": return (i - 1 + n) % n;
+    case "Home": return 0;
+    case "End": return n - 1;
+  }
+  return -1;
+}
+
+// move is where step, back and reset go from a position: {pos, target}, target
+// being a position past the events received so far, to land on when they arrive
+// (0: none). s: {pos, target, n (events received), ended}.
+export function move(action, s) {
+  const clamp = (p) => Math.max(0, Math.min(Math.floor(p), s.n));
+  switch (action) {
+    case "step": {
+      const p = Math.max(s.pos, s.target) + 1;
+      return { pos: clamp(p), target: p > s.n && !s.ended ? p : s.target };
+    }
+    case "back": return { pos: clamp(s.pos - 1), target: 0 };
+    case "reset": return { pos: 0, target: 0 };
+  }
+  return { pos: s.pos, target: s.target };
+}
+
+// landing is the position to go to now that n events have arrived (or the run
+// ended), for a widget waiting to reach target; null while it must wait.
+export function landing(target, n, ended) {
+  if (!target || (n < target && !ended)) return null;
+  return Math.min(target, n);
+}
+
+// connText is the connection's state in words.
+export function connText(state, detail) {
+  return state === "ended" && detail ? "run failed" : (CONN_TEXT[state] || state) + (detail ? ": " + detail : "");
+}
+
+// captionText is the caption line: "#41 · 3785 ns — " and the view's words.
+export function captionText(ev, words) {
+  return (ev ? "#" + ev.seq + " · " + ns(ev.t) + " — " : "") + words;
+}
+
 class Widget {
-  constructor(root, L) {
-    this.L = L;
+  // env: {ds (the Datasheet), views (the registry's views with their modules)}.
+  constructor(root, env) {
+    this.env = env;
     this.root = root;
     this.n = ++widgetCount;
     this.scenario = root.dataset.scenario || "job";
-    this.options = L.parseOptions(root.dataset.options);
+    this.options = parseOptions(root.dataset.options);
     this.seed = 1;
     this.speed = "20";
-    this.timeline = new L.Timeline(L);
+    this.timeline = new Timeline(env.ds);
     this.pos = 0;
     this.target = Math.max(0, parseInt(root.dataset.seq, 10) || 0); // where the author opens the run
     this.playing = false;
     this.ended = false;
     this.views = {};
-    const wanted = (root.dataset.views || "").split(",").map((v) => v.trim()).filter((v) => VIEW_ORDER.includes(v));
-    this.viewOrder = [...new Set([...wanted, ...VIEW_ORDER])];
-    this.active = wanted[0] || "ring";
+    this.modules = new Map(env.views.map((v) => [v.name, v]));
+    const chosen = chooseViews(root.dataset.views, env.views);
+    this.viewOrder = chosen.order;
+    this.active = chosen.active;
     this.build();
-    this.conn = new L.Connection(root.dataset.shared ? "/ws/shared/" + encodeURIComponent(root.dataset.shared) : "/ws/session", {
+    this.conn = new Connection(root.dataset.shared ? "/ws/shared/" + encodeURIComponent(root.dataset.shared) : "/ws/session", {
       onState: (st, detail) => this.connState(st, detail),
       onWelcome: (m) => this.welcome(m),
       onEvents: (evs, from) => this.events(evs, from),
@@ -45,7 +126,6 @@ class Widget {
   }
 
   build() {
-    const { h } = this.L;
     const root = this.root;
     root.replaceChildren();
     root.classList.add("sw");
@@ -61,7 +141,7 @@ class Widget {
     const head = h("div", { class: "sw-head" },
       h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
       this.connEl);
-    this.controls = this.L.buildControls(this);
+    this.controls = buildControls(this, this.env.ds.scenario(this.scenario));
     this.errorEl = h("p", { class: "sw-error", role: "alert", hidden: true });
 
     this.tabs = {};
@@ -73,7 +153,7 @@ class Widget {
       const pid = "sw" + this.n + "-panel-" + name;
       const tab = h("button", { type: "button", role: "tab", id: tid, class: "sw-tab", "data-view": name,
         "aria-controls": pid, "aria-selected": "false", tabindex: "-1", onclick: () => this.activate(name) },
-      VIEW_LABELS[name]);
+      this.modules.get(name).label);
       tab.addEventListener("keydown", (e) => this.tabKey(e, name));
       const panel = h("div", { role: "tabpanel", id: pid, class: "sw-panel sw-panel-" + name,
         "aria-labelledby": tid, hidden: true });
@@ -114,7 +194,7 @@ class Widget {
       if (this.timeline.length) this.target = Math.max(this.target, this.pos);
     }
     this.connEl.dataset.state = state;
-    this.connEl.textContent = state === "ended" && detail ? "run failed" : (CONN_TEXT[state] || state) + (detail ? ": " + detail : "");
+    this.connEl.textContent = connText(state, detail);
   }
 
   welcome(m) {
@@ -140,11 +220,10 @@ class Widget {
   }
 
   applyTarget() {
-    if (this.target && (this.timeline.length >= this.target || this.ended)) {
-      const t = Math.min(this.target, this.timeline.length);
-      this.target = 0;
-      this.setPos(t);
-    }
+    const t = landing(this.target, this.timeline.length, this.ended);
+    if (t == null) return;
+    this.target = 0;
+    this.setPos(t);
   }
 
   finish(m) {
@@ -155,12 +234,11 @@ class Widget {
   }
 
   showNarrative(m) {
-    const { h } = this.L;
     const lines = (m.log || []).filter((l) => l.trim());
     const kids = [h("summary", null, "What the run reported" + (lines.length ? " (" + lines.length + " lines)" : ""))];
     if (lines.length) kids.push(h("ul", null, lines.map((l) => h("li", null, l.replace(/^#\s*/, "")))));
     if (m.error) kids.push(h("p", { class: "sw-run-error" }, "The run failed: " + m.error));
-    kids.push(h("p", { class: "sw-muted" }, (m.seq || 0) + " events, " + this.L.ns(m.t) + " of virtual time."));
+    kids.push(h("p", { class: "sw-muted" }, (m.seq || 0) + " events, " + ns(m.t) + " of virtual time."));
     this.narrativeEl.replaceChildren(...kids);
     this.narrativeEl.open = lines.length <= 8 || !!m.error;
     this.narrativeEl.hidden = false;
@@ -178,10 +256,7 @@ class Widget {
   setSeed(n) { if (n !== this.seed) { this.seed = n; this.hello(true); } }
   setCpu(cpu) { if (cpu !== this.options.cpu) { this.options.cpu = cpu; this.showOptions(); this.hello(true); } }
 
-  showOptions() {
-    const opts = Object.entries(this.options).map(([k, v]) => k + "=" + v).join(", ");
-    this.optsEl.textContent = opts ? " (" + opts + ")" : "";
-  }
+  showOptions() { this.optsEl.textContent = optionsText(this.options); }
   setSpeed(v) { this.speed = v; this.requestRedraw(true); }
 
   // ---- position and playback
@@ -206,9 +281,13 @@ class Widget {
       case "play": this.play(); break;
       case "pause": this.pause(); break;
       case "toggle": if (this.playing) this.pause(); else this.play(); break;
-      case "step": this.pause(); this.seek(Math.max(this.pos, this.target) + 1); break;
-      case "back": this.pause(); this.target = 0; this.setPos(this.pos - 1); break;
-      case "reset": this.pause(); this.target = 0; this.setPos(0); break;
+      case "step": case "back": case "reset": {
+        this.pause();
+        const m = move(name, { pos: this.pos, target: this.target, n: this.timeline.length, ended: this.ended });
+        this.target = m.target;
+        this.setPos(m.pos);
+        break;
+      }
     }
     if (!this.playing) { this.dirty = true; this.redraw(); }
   }
@@ -235,12 +314,10 @@ class Widget {
 
   frame(now) {
     if (!this.playing) return;
-    const dt = this.lastTick ? Math.min(now - this.lastTick, 250) : 0;
+    const dt = this.lastTick ? now - this.lastTick : 0;
     this.lastTick = now;
-    const rate = this.speed === "max" ? MAX_SPEED : Number(this.speed) || 20;
-    this.acc += (dt * rate) / 1000;
-    const steps = Math.floor(this.acc);
-    this.acc -= steps;
+    const { steps, acc } = advance(this.acc, dt, this.speed);
+    this.acc = acc;
     const n = this.timeline.length;
     if (steps > 0) this.pos = Math.min(n, this.pos + steps);
     if (this.pos >= n && this.ended) {
@@ -256,26 +333,14 @@ class Widget {
   key(e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     const t = e.target;
-    const tag = t && t.tagName;
-    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
-    const onButton = tag === "BUTTON" || tag === "SUMMARY" || tag === "A";
-    let act = null;
-    if ((e.key === " " || e.key === "Spacebar") && !onButton) act = "toggle";
-    else if (e.key === "ArrowRight" && t.getAttribute("role") !== "tab") act = "step";
-    else if (e.key === "ArrowLeft" && t.getAttribute("role") !== "tab") act = "back";
-    else if (e.key === "Home" && t.getAttribute("role") !== "tab") act = "reset";
+    const act = keyAction(e.key, t && { tagName: t.tagName, role: t.getAttribute && t.getAttribute("role") });
     if (!act) return;
     e.preventDefault();
     this.action(act);
   }
 
   tabKey(e, name) {
-    const i = this.viewOrder.indexOf(name);
-    let j = -1;
-    if (e.key === "ArrowRight") j = (i + 1) % this.viewOrder.length;
-    else if (e.key === "ArrowLeft") j = (i - 1 + this.viewOrder.length) % this.viewOrder.length;
-    else if (e.key === "Home") j = 0;
-    else if (e.key === "End") j = this.viewOrder.length - 1;
+    const j = tabKey(e.key, this.viewOrder.indexOf(name), this.viewOrder.length);
     if (j < 0) return;
     e.preventDefault();
     e.stopPropagation();
@@ -293,10 +358,7 @@ class Widget {
       this.tabs[v].tabIndex = on ? 0 : -1;
       this.panels[v].hidden = !on;
     }
-    if (!this.views[name]) {
-      const make = this.L.views && this.L.views[name];
-      this.views[name] = make ? make(this, this.panels[name]) : { update() {} };
-    }
+    if (!this.views[name]) this.views[name] = this.modules.get(name).module.mount(this, this.panels[name], this.env);
     this.root.dataset.view = name;
     if (redraw) this.requestRedraw(true);
   }
@@ -308,7 +370,6 @@ class Widget {
   }
 
   redraw() {
-    const L = this.L;
     const pos = Math.min(this.pos, this.timeline.length);
     this.pos = pos;
     const st = this.timeline.stateAt(pos);
@@ -319,12 +380,12 @@ class Widget {
     if (key === this.drawn && !this.dirty) return;
     this.drawn = key;
     this.dirty = false;
-    const text = this.active === "garage" ? L.garageCaption(ev, st, L) : L.caption(ev, st, L);
-    this.captionEl.textContent = (ev ? "#" + ev.seq + " · " + L.ns(ev.t) + " — " : "") + text;
+    const tell = this.modules.get(this.active).module.caption || caption;
+    this.captionEl.textContent = captionText(ev, tell(ev, st, this.env.ds));
     const view = this.views[this.active];
     if (view) {
       try {
-        view.update({ pos, ev, st, tl: this.timeline, widget: this, L, wide: this.root.classList.contains("sw-wide") });
+        view.update({ pos, ev, st, tl: this.timeline, widget: this, wide: this.root.classList.contains("sw-wide") });
       } catch (err) {
         this.showError("the " + this.active + " view failed: " + err.message);
         if (window.console) console.warn(err);
@@ -333,8 +394,5 @@ class Widget {
   }
 }
 
-export function install(L) {
-  L.views = L.views || {};
-  L.mountWidget = (el) => new Widget(el, L);
-  L.VIEW_LABELS = VIEW_LABELS;
-}
+// mountWidget brings a .sacc-widget element to life.
+export function mountWidget(el, env) { return new Widget(el, env); }

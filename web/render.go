@@ -25,6 +25,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/saccbook/saccbook/sacc/scenario"
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 // Chapter is one rendered chapter of the book.
@@ -52,7 +53,7 @@ type ChapterLink struct {
 // NumberLabel is the chapter number as the book prints it: "00", "01", …
 func (c *Chapter) NumberLabel() string { return fmt.Sprintf("%02d", c.Number) }
 
-// chromaStyle is the highlighting palette written to /static/chroma.css.
+// chromaStyle is the highlighting palette of the generated chroma.css asset.
 const chromaStyle = "github"
 
 // chromaFormatOptions are shared by the Markdown renderer and the CSS writer, so
@@ -301,8 +302,8 @@ func plainText(n ast.Node, src []byte) string {
 //	```
 //
 // scenario (required) names a scenario of package sacc/scenario; options are
-// its settings, as for `saccbook run --set`; views chooses the pictures (empty:
-// the widget's own choice); seq is the event position the widget opens at (0,
+// its settings, as for `saccbook run --set`; views chooses the pictures, from the
+// views registry of package web/manifest (empty: the widget's own choice); seq is the event position the widget opens at (0,
 // the default, is before the first event).
 type Widget struct {
 	Scenario string
@@ -333,9 +334,6 @@ func (n *widgetNode) Dump(source []byte, level int) {
 // widgetInfo is the first word of a fenced block's info string that makes the
 // block a live widget.
 const widgetInfo = "sacc-run"
-
-// widgetViews are the pictures a widget can show (ARCHITECTURE.md, "The web side").
-var widgetViews = []string{"ring", "garage", "registers", "memory", "trace", "source"}
 
 // widgetTransformer replaces ```sacc-run fenced blocks with Widget nodes and
 // collects every malformed one as an error naming the file and line.
@@ -425,27 +423,21 @@ func parseWidget(info string) (*Widget, error) {
 	if err := checkOptions(s, w.Options); err != nil {
 		return nil, fmt.Errorf("sacc-run: scenario %s: %w", s.Name, err)
 	}
+	views := manifest.ViewNames()
 	for _, v := range strings.Split(w.Views, ",") {
-		if w.Views != "" && !slices.Contains(widgetViews, v) {
-			return nil, fmt.Errorf("sacc-run: unknown view %q (have: %s)", v, strings.Join(widgetViews, ", "))
+		if w.Views != "" && !slices.Contains(views, v) {
+			return nil, fmt.Errorf("sacc-run: unknown view %q (have: %s)", v, strings.Join(views, ", "))
 		}
 	}
 	return w, nil
 }
 
-// checkOptions checks widget options against what the scenario documents it
-// reads ("cpu=x86|arm64, irq=on|off"): the name must be documented, and where
-// the documentation lists alternatives the value must be one of them.
+// checkOptions checks widget options against the ones the scenario declares:
+// the name must be declared and the value one of the option's values.
 func checkOptions(s scenario.Scenario, options string) error {
 	opts, err := scenario.ParseOptions(options)
 	if err != nil {
 		return err
-	}
-	known := map[string][]string{}
-	for _, doc := range strings.Split(s.Options, ",") {
-		if name, values, ok := strings.Cut(strings.TrimSpace(doc), "="); ok {
-			known[name] = strings.Split(values, "|")
-		}
 	}
 	names := make([]string, 0, len(opts))
 	for name := range opts {
@@ -453,14 +445,14 @@ func checkOptions(s scenario.Scenario, options string) error {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		allowed, ok := known[name]
+		o, ok := s.Option(name)
 		switch {
-		case !ok && s.Options == "":
+		case !ok && len(s.Options) == 0:
 			return fmt.Errorf("option %q: this scenario takes no options", name)
 		case !ok:
-			return fmt.Errorf("option %q: not one of %s", name, s.Options)
-		case len(allowed) > 1 && !slices.Contains(allowed, opts[name]):
-			return fmt.Errorf("option %s=%s: want one of %s", name, opts[name], strings.Join(allowed, ", "))
+			return fmt.Errorf("option %q: not one of %s", name, s.OptionsDoc())
+		case !o.Takes(opts[name]):
+			return fmt.Errorf("option %s=%s: want one of %s", name, opts[name], strings.Join(o.ValueNames(), ", "))
 		}
 	}
 	return nil

@@ -53,7 +53,7 @@ func TestHostAllowlist(t *testing.T) {
 
 func TestForeignHostReachesNothing(t *testing.T) {
 	ts := newTestServer(t, nil)
-	for _, p := range []string{"/", "/chapters/00-start-here", "/static/saccbook.js", "/ws/session", "/ws/shared/x", "/nothing"} {
+	for _, p := range []string{"/", "/chapters/00-start-here", ts.asset("saccbook.js"), "/ws/session", "/ws/shared/x", "/nothing"} {
 		if w := ts.do(http.MethodGet, p, map[string]string{"Host": "rebound.example:8080"}); w.Code != http.StatusForbidden {
 			t.Errorf("%s with a foreign Host: %d", p, w.Code)
 		}
@@ -146,7 +146,7 @@ func TestSecurityHeaders(t *testing.T) {
 		path string
 		host string
 	}{
-		{"/", ""}, {"/chapters/2-the-middle", ""}, {"/chapters/nope", ""}, {"/static/chroma.css", ""},
+		{"/", ""}, {"/chapters/2-the-middle", ""}, {"/chapters/nope", ""}, {ts.asset("chroma.css"), ""},
 		{"/healthz", ""}, {"/ws/session", ""}, {"/", "evil.example"},
 	} {
 		h := map[string]string{}

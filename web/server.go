@@ -25,6 +25,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 // LiveRoutes serves the live widgets' websockets (docs/PROTOCOL.md); package
@@ -42,8 +44,8 @@ type LiveRoutes interface {
 type Config struct {
 	// Chapters holds the book: "NN-words.md" files at its top (package chapters).
 	Chapters fs.FS
-	// Static holds the browser assets served under /static/ (package static);
-	// it must have saccbook.css and saccbook.js. chroma.css is generated.
+	// Static holds the browser assets served under /static/VERSION/ (package
+	// static); it must have saccbook.css and saccbook.js. chroma.css is generated.
 	Static fs.FS
 	// Live serves /ws/session and /ws/shared/{name}.
 	Live LiveRoutes
@@ -109,6 +111,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Get("/static/*", func(w http.ResponseWriter, r *http.Request) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
 		})
+		r.Get(manifest.Path, serveManifest)
 		if cfg.Source != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
 				serveSource(w, r, cfg.Source, chi.URLParam(r, "*"))
@@ -156,9 +159,12 @@ type asset struct {
 	etag        string
 }
 
-// assetSet is every static file, and a version that changes when any does:
-// pages ask for /static/NAME?v=VERSION so that the long cache lifetime never
-// serves a stale asset after an upgrade.
+// assetSet is every static file, and a version that changes when any does.
+// Every asset is served at /static/VERSION/NAME, and only there: a browser may
+// keep it for ever (it is immutable at that address), a new binary's assets
+// have new addresses, and a module's relative imports ("./format.js") stay in
+// the version of the page that loaded it. An address with any other version is
+// a 404: the pages (never cached) always name the current one.
 type assetSet struct {
 	files   map[string]asset
 	version string
@@ -215,12 +221,14 @@ func (s *assetSet) url(name string) (string, error) {
 	if _, ok := s.files[name]; !ok {
 		return "", fmt.Errorf("no static file %q", name)
 	}
-	return "/static/" + name + "?v=" + s.version, nil
+	return "/static/" + s.version + "/" + name, nil
 }
 
-func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, name string) {
+// serve answers GET /static/VERSION/NAME; rest is VERSION/NAME.
+func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, rest string) {
+	version, name, _ := strings.Cut(rest, "/")
 	a, ok := s.files[name]
-	if !ok {
+	if version != s.version || !ok {
 		http.Error(w, "404 no such file", http.StatusNotFound)
 		return
 	}
@@ -316,6 +324,17 @@ func (p *pageSet) serveChapter(w http.ResponseWriter, r *http.Request, slug stri
 
 func (p *pageSet) serveNotFound(w http.ResponseWriter, _ *http.Request) {
 	writePage(w, http.StatusNotFound, p.notFound)
+}
+
+// serveManifest answers GET /api/v1/manifest: what the widgets know of the machine
+// (package web/manifest). Browsers revalidate it on every page, so a new binary's
+// manifest is never mixed with an old one; the answer is then a 304.
+func serveManifest(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", manifest.ETag())
+	http.ServeContent(w, r, "manifest.json", time.Time{}, bytes.NewReader(manifest.JSON()))
 }
 
 // serveSource answers GET /source/PATH with the text of one Go source file

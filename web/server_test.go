@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/saccbook/saccbook/chapters"
 	"github.com/saccbook/saccbook/static"
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 func TestRoutes(t *testing.T) {
@@ -52,14 +54,17 @@ func TestRoutes(t *testing.T) {
 			want: []string{"<h1>Not found</h1>", `href="/chapters/00-start-here"`}},
 		{name: "chapter with .md", path: "/chapters/00-start-here.md", status: 404, ctype: "text/html; charset=utf-8"},
 		{name: "unknown page", path: "/nothing/here", status: 404, ctype: "text/html; charset=utf-8", want: []string{"Not found"}},
-		{name: "stylesheet", path: "/static/saccbook.css", status: 200, ctype: "text/css; charset=utf-8", want: []string{"margin: 0"}},
-		{name: "script", path: "/static/saccbook.js?v=whatever", status: 200, ctype: "javascript", want: []string{"use strict"}},
-		{name: "nested asset", path: "/static/img/logo.svg", status: 200, ctype: "image/svg+xml"},
-		{name: "chroma.css", path: "/static/chroma.css", status: 200, ctype: "text/css; charset=utf-8", want: []string{".chroma .kd {", ".chroma .s {"}},
-		{name: "no directory listing", path: "/static/", status: 404, ctype: "text/plain"},
-		{name: "no directory listing below", path: "/static/img/", status: 404, ctype: "text/plain"},
-		{name: "missing asset", path: "/static/nosuch.js", status: 404, ctype: "text/plain"},
-		{name: "no way up", path: "/static/../chapters/00-start-here", status: 404},
+		{name: "stylesheet", path: ts.asset("saccbook.css"), status: 200, ctype: "text/css; charset=utf-8", want: []string{"margin: 0"}},
+		{name: "script", path: ts.asset("saccbook.js"), status: 200, ctype: "javascript", want: []string{"use strict"}},
+		{name: "nested asset", path: ts.asset("img/logo.svg"), status: 200, ctype: "image/svg+xml"},
+		{name: "chroma.css", path: ts.asset("chroma.css"), status: 200, ctype: "text/css; charset=utf-8", want: []string{".chroma .kd {", ".chroma .s {"}},
+		{name: "no directory listing", path: ts.asset(""), status: 404, ctype: "text/plain"},
+		{name: "no directory listing below", path: ts.asset("img/"), status: 404, ctype: "text/plain"},
+		{name: "missing asset", path: ts.asset("nosuch.js"), status: 404, ctype: "text/plain"},
+		{name: "no way up", path: ts.asset("../chapters/00-start-here"), status: 404},
+		{name: "no version", path: "/static/saccbook.css", status: 404, ctype: "text/plain"},
+		{name: "another version", path: "/static/0123456789ab/saccbook.css", status: 404, ctype: "text/plain"},
+		{name: "the version alone", path: "/static/" + ts.version, status: 404, ctype: "text/plain"},
 		{name: "health", path: "/healthz", status: 200, ctype: "text/plain; charset=utf-8", want: []string{"ok"}},
 		{name: "session socket", path: "/ws/session", status: 200, want: []string{"live session"}},
 		{name: "shared socket", path: "/ws/shared/class-a", status: 200, want: []string{"live shared:class-a"}},
@@ -104,9 +109,9 @@ func TestPagesLinkTheirAssets(t *testing.T) {
 	for _, path := range []string{"/", "/chapters/00-start-here", "/chapters/none"} {
 		body := ts.get(path).Body.String()
 		for _, re := range []string{
-			`<link rel="stylesheet" href="/static/saccbook.css\?v=[0-9a-f]{12}">`,
-			`<link rel="stylesheet" href="/static/chroma.css\?v=[0-9a-f]{12}">`,
-			`<script src="/static/saccbook.js\?v=[0-9a-f]{12}" defer></script>`,
+			`<link rel="stylesheet" href="/static/` + ts.version + `/saccbook.css">`,
+			`<link rel="stylesheet" href="/static/` + ts.version + `/chroma.css">`,
+			`<script type="module" src="/static/` + ts.version + `/saccbook.js"></script>`,
 		} {
 			if !regexp.MustCompile(re).MatchString(body) {
 				t.Errorf("%s: no match for %s", path, re)
@@ -123,15 +128,15 @@ func TestPagesLinkTheirAssets(t *testing.T) {
 
 func TestStaticCaching(t *testing.T) {
 	ts := newTestServer(t, nil)
-	w := ts.get("/static/saccbook.css")
-	if cc := w.Header().Get("Cache-Control"); !strings.Contains(cc, "max-age=31536000") {
-		t.Errorf("Cache-Control %q, want a long max-age", cc)
+	w := ts.get(ts.asset("saccbook.css"))
+	if cc := w.Header().Get("Cache-Control"); cc != "public, max-age=31536000, immutable" {
+		t.Errorf("Cache-Control %q, want a long max-age, immutable", cc)
 	}
 	etag := w.Header().Get("ETag")
 	if etag == "" {
 		t.Fatal("no ETag")
 	}
-	w = ts.do(http.MethodGet, "/static/saccbook.css", map[string]string{"If-None-Match": etag})
+	w = ts.do(http.MethodGet, ts.asset("saccbook.css"), map[string]string{"If-None-Match": etag})
 	if w.Code != http.StatusNotModified {
 		t.Errorf("If-None-Match: status %d, want 304", w.Code)
 	}
@@ -140,12 +145,34 @@ func TestStaticCaching(t *testing.T) {
 	}
 }
 
+// TestManifestRoute: the manifest is JSON, revalidated with its ETag.
+func TestManifestRoute(t *testing.T) {
+	ts := newTestServer(t, nil)
+	w := ts.get(manifest.Path)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" || !json.Valid(w.Body.Bytes()) {
+		t.Fatalf("GET %s: %d %q %.100s", manifest.Path, w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	if w.Body.String() != string(manifest.JSON()) || w.Header().Get("Cache-Control") != "no-cache" {
+		t.Errorf("body or Cache-Control %q", w.Header().Get("Cache-Control"))
+	}
+	etag := w.Header().Get("ETag")
+	if etag != manifest.ETag() {
+		t.Errorf("ETag %q, want %q", etag, manifest.ETag())
+	}
+	if w := ts.do(http.MethodGet, manifest.Path, map[string]string{"If-None-Match": etag}); w.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: status %d, want 304", w.Code)
+	}
+	if w := ts.get("/api/v2/manifest"); w.Code != 404 {
+		t.Errorf("another version: %d, want 404", w.Code)
+	}
+}
+
 func TestHeadAndMethods(t *testing.T) {
 	ts := newTestServer(t, nil)
 	if w := ts.do(http.MethodHead, "/chapters/00-start-here", nil); w.Code != 200 {
 		t.Errorf("HEAD chapter: %d", w.Code)
 	}
-	if w := ts.do(http.MethodHead, "/static/saccbook.css", nil); w.Code != 200 {
+	if w := ts.do(http.MethodHead, ts.asset("saccbook.css"), nil); w.Code != 200 {
 		t.Errorf("HEAD asset: %d", w.Code)
 	}
 	if w := ts.do(http.MethodPost, "/", nil); w.Code != http.StatusMethodNotAllowed {
@@ -201,7 +228,7 @@ func TestTheBookIsServed(t *testing.T) {
 		}
 	}
 	for _, asset := range requiredAssets {
-		if w := ts.get("/static/" + asset); w.Code != 200 {
+		if w := ts.get(ts.asset(asset)); w.Code != 200 {
 			t.Errorf("%s: %d", asset, w.Code)
 		}
 	}

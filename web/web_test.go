@@ -97,9 +97,10 @@ func (f *fakeLive) Calls() []string {
 }
 
 type testServer struct {
-	h    http.Handler
-	live *fakeLive
-	log  *syncbuf.Buffer
+	h       http.Handler
+	live    *fakeLive
+	log     *syncbuf.Buffer
+	version string // of the static assets
 }
 
 func newTestServer(t *testing.T, edit func(*Config)) *testServer {
@@ -119,8 +120,16 @@ func newTestServer(t *testing.T, edit func(*Config)) *testServer {
 		t.Fatalf("NewHandler: %v", err)
 	}
 	ts.h = h
+	assets, err := loadAssets(cfg.Static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.version = assets.version
 	return ts
 }
+
+// asset is where the server offers a static file: under its asset version.
+func (ts *testServer) asset(name string) string { return "/static/" + ts.version + "/" + name }
 
 // get serves one request with Host 127.0.0.1:8080 unless headers say otherwise.
 func (ts *testServer) do(method, target string, headers map[string]string) *httptest.ResponseRecorder {

@@ -57,8 +57,8 @@ func scenarioList() string {
 	var b strings.Builder
 	for _, s := range scenario.All() {
 		fmt.Fprintf(&b, "  %-9s %s\n", s.Name, s.Summary)
-		if s.Options != "" {
-			fmt.Fprintf(&b, "  %-9s options: %s\n", "", s.Options)
+		if doc := s.OptionsDoc(); doc != "" {
+			fmt.Fprintf(&b, "  %-9s options: %s\n", "", doc)
 		}
 	}
 	return b.String()

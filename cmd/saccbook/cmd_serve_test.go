@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestServeStartsAndStops(t *testing.T) {
 	}{
 		"":                                   {200, "The journey of one job"},
 		"chapters/00-the-journey-of-one-job": {200, `class="sacc-widget" data-scenario="job"`},
-		"static/saccbook.js":                 {200, ""},
+		"api/v1/manifest":                    {200, `"scenarios"`},
 		"healthz":                            {200, "ok"},
 	} {
 		resp, err := client.Get(url + path)
@@ -82,6 +83,22 @@ func TestServeStartsAndStops(t *testing.T) {
 		if resp.StatusCode != want.status || !strings.Contains(string(body), want.body) {
 			t.Errorf("GET /%s: %d, want %d and %q", path, resp.StatusCode, want.status, want.body)
 		}
+	}
+	// The page's script, at the versioned address the page names.
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	script := regexp.MustCompile(`<script type="module" src="/(static/[0-9a-f]+/saccbook\.js)">`).FindSubmatch(page)
+	if script == nil {
+		t.Fatalf("the contents page names no script:\n%s", page)
+	}
+	if resp, err := client.Get(url + string(script[1])); err != nil || resp.StatusCode != 200 {
+		t.Errorf("GET /%s: %v %v", script[1], resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	// A live widget's session, as the browser opens it.
 	wsCtx, wsCancel := context.WithTimeout(ctx, 10*time.Second)

@@ -7,6 +7,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -18,6 +19,7 @@ import (
 var _ = register(Scenario{
 	Chapter: 1, Primary: true, Name: "find-device",
 	Summary: "configuration space: the bus scan, BAR sizing, memory decoding and bus mastering turned on, the capability list",
+	Quirks:  []quirk.Quirk{quirk.SkipMemoryEnable, quirk.BARSizingNoMask},
 	Run:     FindDevice,
 })
 

@@ -7,6 +7,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
@@ -19,6 +20,7 @@ import (
 var _ = register(Scenario{
 	Chapter: 2, Primary: true, Name: "mmio",
 	Summary: "the register page: RO, RW, WO and reserved registers, access widths, a read's round trip against a posted write, the driver's probe counted",
+	Quirks:  []quirk.Quirk{quirk.WrongWidth},
 	Run:     MMIOTour,
 })
 

@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 	"github.com/saccbook/saccbook/sacc/user"
@@ -20,6 +21,7 @@ import (
 var _ = register(Scenario{
 	Chapter: 3, Primary: true, Name: "doorbell",
 	Summary: "the doorbell: one tail write hands descriptors over, posted and cheap; batching, wrapping, and the page a process may map",
+	Quirks:  []quirk.Quirk{quirk.MapRegisterPage, quirk.DoorbellOutOfRange},
 	Run:     DoorbellTour,
 })
 

@@ -7,6 +7,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -17,7 +18,8 @@ import (
 var _ = register(Scenario{
 	Chapter: 4, Primary: true, Name: "dma",
 	Summary: "DMA: coherent buffers with a CPU address and a DMA address; the device fetches the descriptor, copies the data and writes the completion itself",
-	Options: "iommu=off|on",
+	Options: []Option{{Name: "iommu", Doc: "DMA through the IOMMU", Default: "off", Values: values("off", "on")}},
+	Quirks:  []quirk.Quirk{quirk.SkipBusMaster},
 	Run:     DMATour,
 })
 

@@ -20,7 +20,9 @@ import (
 var (
 	_ = register(Scenario{Chapter: 5, Primary: true, Name: "rings",
 		Summary: "one ring, three laps: the tail wraps, a full ring keeps one slot empty, CQ_HEAD hands completion slots back",
-		Options: "size=4|8|16", Run: Rings})
+		Options: []Option{{Name: "size", Doc: "slots in each ring", Default: "8", Values: values("4", "8", "16")}},
+		Quirks:  []quirk.Quirk{quirk.FullIsTailEqHead, quirk.NoCQHead},
+		Run:     Rings})
 	_ = register(Scenario{Chapter: 5, Name: "cq-stall",
 		Summary: "a driver that never writes CQ_HEAD: the device stalls after CQ_SIZE − 1 completions, and one CQ_HEAD write sets it going again",
 		Run:     CQStall})

@@ -9,6 +9,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
@@ -17,6 +18,7 @@ import (
 
 var _ = register(Scenario{Chapter: 6, Primary: true, Name: "phases",
 	Summary: "three laps of a 4-entry CQ: the phase written last, flipped on every wrap, and a stale entry from the last lap left alone",
+	Quirks:  []quirk.Quirk{quirk.NoPhaseFlip, quirk.ExpectedPhaseZero, quirk.PhaseFirst},
 	Run:     Phases})
 
 // Phases runs twelve copies, one at a time, through 4-entry rings, and looks at

@@ -21,10 +21,14 @@ import (
 var (
 	_ = register(Scenario{Chapter: 7, Primary: true, Name: "barriers",
 		Summary: "the same eight copies with and without wmb before the doorbell, on x86 and on arm64",
-		Options: "cpu=x86|arm64, wmb=on|off", Run: Barriers})
+		Options: []Option{cpuOption("arm64"),
+			{Name: "wmb", Doc: "the driver's wmb before the doorbell", Default: "on", Values: values("on", "off")}},
+		Quirks: []quirk.Quirk{quirk.MissingWMB},
+		Run:    Barriers})
 	_ = register(Scenario{Chapter: 7, Name: "dma-sync",
 		Summary: "a CPU whose cache DMA does not see: copies with and without dma_sync_single_for_device and dma_sync_single_for_cpu",
-		Options: "coherent=no|yes", Run: DMASync})
+		Options: []Option{{Name: "coherent", Doc: "DMA sees the CPU's cache", Default: "no", Values: values("no", "yes")}},
+		Run:     DMASync})
 )
 
 // ch07Copies is how many copies each configuration runs.

@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
 )
@@ -17,6 +18,7 @@ import (
 
 var _ = register(Scenario{Chapter: 8, Primary: true, Name: "interrupts",
 	Summary: "MSI-X at work: the vector table, polling against an interrupt for the same job, a masked vector and its PBA bit, one interrupt for a batch",
+	Quirks:  []quirk.Quirk{quirk.VectorLeftMasked, quirk.DrainThenAck},
 	Run:     Interrupts})
 
 // ch08Length is the size of the copy timed both ways.

@@ -10,6 +10,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 )
 
 // Chapter 09, the IOMMU: the keypad on the garage door.
@@ -17,8 +18,13 @@ import (
 var _ = register(Scenario{
 	Chapter: 9, Primary: true, Name: "iommu",
 	Summary: "the IOMMU at work: IOVAs and permissions, IOTLB misses and hits, a hostile DMA stopped and logged, a mapping changed and invalidated",
-	Options: "iommu=on|off, flush=strict|lazy",
-	Run:     IOMMUTour,
+	Options: []Option{
+		{Name: "iommu", Doc: "DMA through the IOMMU", Default: "on", Values: values("on", "off")},
+		{Name: "flush", Doc: "when the kernel invalidates the IOTLB after an unmap", Default: "strict", Values: []Value{
+			{"strict", "at once"}, {"lazy", "in batches, later"}}},
+	},
+	Quirks: []quirk.Quirk{quirk.NoIOTLBInvalidate, quirk.IOTLBIgnoresInvalidate},
+	Run:    IOMMUTour,
 })
 
 var _ = register(Scenario{

@@ -17,6 +17,7 @@ import (
 var _ = register(Scenario{
 	Chapter: 10, Primary: true, Name: "bypass-tour",
 	Summary: "kernel bypass step by step: only the doorbell page mapped, rings in the process, the v0.1 CQ_HEAD gap and v1's CQ_HEAD_DB, NOPs with and without system calls",
+	Quirks:  []quirk.Quirk{quirk.MapRegisterPage},
 	Run:     BypassTour,
 })
 

@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 )
 
 // Chapter 11, when things go wrong: a job that fails, and a device that stops.
@@ -15,7 +16,8 @@ import (
 var _ = register(Scenario{
 	Chapter: 11, Primary: true, Name: "errors",
 	Summary: "per-command errors (bad opcode, bad length, bad address) that the device reports and survives; a device error that halts it, the error vector, reset and recovery",
-	Options: "errvec=on|masked",
+	Options: []Option{{Name: "errvec", Doc: "the error vector's mask", Default: "on", Values: values("on", "masked")}},
+	Quirks:  []quirk.Quirk{quirk.DoorbellOutOfRange, quirk.SkipBusMaster},
 	Run:     Errors,
 })
 

@@ -9,6 +9,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 )
 
 // Chapter 12, describing memory: a user buffer is contiguous only in the
@@ -17,7 +18,8 @@ import (
 var _ = register(Scenario{
 	Chapter: 12, Primary: true, Name: "sg",
 	Summary: "a 12 KiB user buffer: pinned page by page into a scatterlist, made one contiguous IOVA range by dma_map_sg (or cut into pieces without an IOMMU), copied through ioctl; a kernel buffer that crosses a page",
-	Options: "iommu=on|off",
+	Options: []Option{{Name: "iommu", Doc: "DMA through the IOMMU", Default: "on", Values: values("on", "off")}},
+	Quirks:  []quirk.Quirk{quirk.FirstPageOnly, quirk.WrongDMADirection},
 	Run:     ScatterGather,
 })
 

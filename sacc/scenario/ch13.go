@@ -8,6 +8,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/user"
 )
@@ -17,16 +18,20 @@ import (
 var _ = register(Scenario{
 	Chapter: 13, Primary: true, Name: "capstone",
 	Summary: "64 copies five ways: one doorbell each or one per batch, polling or interrupts (one per job or one per batch), and from user space with no system call; throughput and latency in virtual time",
-	Options: "size=4096|256",
+	Options: []Option{ch13Size},
+	Quirks:  []quirk.Quirk{quirk.NoCQHead, quirk.DrainThenAck},
 	Run:     Capstone,
 })
 
 var _ = register(Scenario{
 	Chapter: 13, Name: "capstone-sweep",
 	Summary: "batch size 1 to 16 with one doorbell and one interrupt per batch: throughput rises, latency rises with it",
-	Options: "size=4096|256",
+	Options: []Option{ch13Size},
 	Run:     CapstoneSweep,
 })
+
+// ch13Size is the bytes each job copies.
+var ch13Size = Option{Name: "size", Doc: "bytes each job copies", Default: "4096", Values: values("4096", "256")}
 
 const (
 	ch13Jobs = 64

@@ -7,6 +7,7 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/baremetal"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/quirk"
 )
 
 // Env is what a scenario writes to and leaves behind.
@@ -21,7 +23,7 @@ type Env struct {
 	Log  io.Writer  // what the scenario checked, in sentences
 	Host *host.Host // the booted system, for scenarios that boot a kernel
 	// Options are scenario settings from the user ("cpu=arm64"); each scenario
-	// documents the ones it reads.
+	// declares the ones it reads.
 	Options map[string]string
 }
 
@@ -37,11 +39,78 @@ func (e *Env) Option(name, def string) string {
 type Scenario struct {
 	Name    string
 	Summary string
-	Options string // documentation of the options it reads, or ""
-	Chapter int    // the chapter that tells this story (0 for the built-in ones)
+	// Options are the settings it reads with Env.Option. The command line prints
+	// them, the server refuses others, and the browser offers them.
+	Options []Option
+	// Quirks are the quirks the story is meant to be broken with (the chapter's
+	// "Break it" box): each of them, switched on, changes the run's trace.
+	Quirks  []quirk.Quirk
+	Chapter int // the chapter that tells this story (0 for the built-in ones)
 	// Primary marks the chapter's own run: `saccbook run NN` runs it.
 	Primary bool
 	Run     func(m *machine.Machine, env *Env) error
+}
+
+// Option is a setting a scenario reads.
+type Option struct {
+	Name    string
+	Doc     string
+	Default string  // what the scenario does when the option is not given
+	Values  []Value // every value it takes
+}
+
+// Value is one value an option takes.
+type Value struct {
+	Name string
+	Doc  string // "" when the value says it all
+}
+
+// values declares option values that need no words.
+func values(names ...string) []Value {
+	out := make([]Value, len(names))
+	for i, n := range names {
+		out[i] = Value{Name: n}
+	}
+	return out
+}
+
+// cpuOption is the choice of memory model for the scenarios that run software on
+// the CPU; def is what the scenario picks by itself.
+func cpuOption(def string) Option {
+	return Option{Name: "cpu", Doc: "the CPU model: how stores reach memory", Default: def,
+		Values: []Value{{"x86", "strong ordering"}, {"arm64", "weak ordering"}}}
+}
+
+// ValueNames lists the option's values.
+func (o Option) ValueNames() []string {
+	out := make([]string, len(o.Values))
+	for i, v := range o.Values {
+		out[i] = v.Name
+	}
+	return out
+}
+
+// Takes reports whether v is one of the option's values.
+func (o Option) Takes(v string) bool { return slices.Contains(o.ValueNames(), v) }
+
+// Option finds one of the scenario's options.
+func (s Scenario) Option(name string) (Option, bool) {
+	for _, o := range s.Options {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// OptionsDoc is the options as the command line documents them:
+// "cpu=x86|arm64, irq=on|off"; "" for a scenario without options.
+func (s Scenario) OptionsDoc() string {
+	parts := make([]string, len(s.Options))
+	for i, o := range s.Options {
+		parts[i] = o.Name + "=" + strings.Join(o.ValueNames(), "|")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // builtin are the scenarios defined in this file's package from the start.
@@ -51,8 +120,13 @@ func builtin() []Scenario {
 			Run: func(m *machine.Machine, env *Env) error { return baremetal.OneJob(m, env.Log) }},
 		{Name: "mixed", Summary: "bare metal: the IOMMU, ring wrap and phase flips, a CQ-full stall, errors, a masked vector, reset",
 			Run: func(m *machine.Machine, env *Env) error { return baremetal.Mixed(m, env.Log) }},
-		{Name: "driver", Summary: "the kernel boots, the driver probes, and jobs run through it: NOP, MEMCPY, XFORM, a wrapping batch", Options: "cpu=x86|arm64, irq=on|off, iommu=on|off", Run: Driver},
-		{Name: "bypass", Summary: "a process takes over the queue: doorbell page mapped, own rings, no system calls; then the same work through ioctl", Options: "cpu=x86|arm64", Run: Bypass},
+		{Name: "driver", Summary: "the kernel boots, the driver probes, and jobs run through it: NOP, MEMCPY, XFORM, a wrapping batch",
+			Options: []Option{cpuOption("x86"),
+				{Name: "irq", Doc: "completions by interrupt instead of polling", Default: "off", Values: values("on", "off")},
+				{Name: "iommu", Doc: "DMA through the IOMMU", Default: "off", Values: values("on", "off")}},
+			Run: Driver},
+		{Name: "bypass", Summary: "a process takes over the queue: doorbell page mapped, own rings, no system calls; then the same work through ioctl",
+			Options: []Option{cpuOption("x86")}, Run: Bypass},
 		{Name: "irq-race", Summary: "interrupt handlers that acknowledge before or after draining, under the same completion timing", Run: IRQRace},
 		{Name: "ordering", Summary: "a driver without wmb before the doorbell, on x86 and on arm64", Run: Ordering},
 	}

@@ -67,8 +67,9 @@ func serverWith(t *testing.T, book fs.FS) string {
 	return ts.URL
 }
 
-// browser starts headless Chromium with the flags a closed network needs.
-func browser(t *testing.T, width, height int) context.Context {
+// browser starts headless Chromium with the flags a closed network needs, and
+// any others given.
+func browser(t *testing.T, width, height int, flags ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := findBrowser(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -83,6 +84,7 @@ func browser(t *testing.T, width, height int) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(width, height),
 	)
+	opts = append(opts, flags...)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() {
@@ -264,6 +266,84 @@ func TestSourceViewShowsTheDriverLine(t *testing.T) {
 		t.Errorf("source view should point past the CPU model into the software:\n%s", text)
 	}
 	screenshot(t, ctx, "chapter00-source-1280")
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// seek moves the first widget to an event position, as dragging the scrub bar does.
+func seek(t *testing.T, ctx context.Context, pos int) {
+	t.Helper()
+	run(t, ctx, "seek", chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+		const r = document.querySelector(".sacc-widget input[type=range]");
+		r.value = "%d";
+		r.dispatchEvent(new Event("input"));
+		return true;
+	})()`, pos)))
+	waitFor(t, ctx, "the position", fmt.Sprintf(`document.querySelector(".sacc-widget").dataset.seq === "%d"`, pos))
+}
+
+// TestMemoryTraceAndRegisterViews: after the doorbell of chapter 00's job, the
+// memory view dumps the SQ and decodes its first descriptor from the manifest's
+// layout, the trace view filters, and the registers view shows the device's.
+func TestMemoryTraceAndRegisterViews(t *testing.T) {
+	base := server(t)
+	ctx := browser(t, 1280, 800)
+	errs := consoleErrors(ctx)
+	do(t, ctx, "open chapter 00", chromedp.Navigate(base+"/chapters/00-the-journey-of-one-job"),
+		chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
+	waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+	seek(t, ctx, 64) // the doorbell
+
+	do(t, ctx, "open the memory view and decode the first row",
+		chromedp.Click(chromedp.CSS(widget+` [data-view="memory"]`)),
+		chromedp.WaitVisible(chromedp.CSS(widget+" .sw-dump-row")),
+		chromedp.Click(chromedp.CSS(widget+" .sw-dump-row")))
+	waitFor(t, ctx, "the decoded descriptor", `document.querySelector(".sacc-widget .sw-decoded h4") !== null`)
+	decoded := run(t, ctx, "decoded text", chromedp.Evaluate[string](`document.querySelector(".sacc-widget .sw-decoded").textContent`))
+	for _, want := range []string{"Descriptor in SQ slot 0 at 0x100000", "opcode0x1 MEMCPY", "flags0x1 (interrupt)", "req_id0x1", "length82"} {
+		if !strings.Contains(decoded, want) {
+			t.Errorf("decoded descriptor lacks %q:\n%s", want, decoded)
+		}
+	}
+	screenshot(t, ctx, "chapter00-memory-1280")
+
+	do(t, ctx, "filter the trace",
+		chromedp.Click(chromedp.CSS(widget+` [data-view="trace"]`)),
+		chromedp.SendKeys(chromedp.CSS(widget+" .sw-filter"), "doorbell"))
+	waitFor(t, ctx, "one row", `document.querySelectorAll(".sacc-widget .sw-trace li").length === 1`)
+	kinds := run(t, ctx, "trace rows", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-trace .sw-ev-kind")].map((e) => e.textContent).join(",")`))
+	note := run(t, ctx, "trace note", chromedp.Evaluate[string](`document.querySelector(".sacc-widget .sw-trace-note").textContent`))
+	if kinds != "sacc_doorbell" || note != "1 of 64 events shown." {
+		t.Errorf("filtered trace: rows %q, note %q", kinds, note)
+	}
+	sides := run(t, ctx, "side boxes", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-sides input")].map((e) => e.value).join(",")`))
+	if sides != "cpu,bus,device,iommu,kernel" {
+		t.Errorf("side filters %q", sides)
+	}
+
+	do(t, ctx, "open the registers", chromedp.Click(chromedp.CSS(widget+` [data-view="registers"]`)))
+	waitFor(t, ctx, "register lines", `document.querySelector(".sacc-widget .sw-panel-registers pre").textContent.includes("SQ_SIZE")`)
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// TestCPUChoiceComesFromTheCatalogue: a scenario that takes a CPU option offers
+// its values, set to the scenario's default; one that takes none offers nothing.
+func TestCPUChoiceComesFromTheCatalogue(t *testing.T) {
+	base := serverWith(t, fstest.MapFS{"00-two.md": {Data: []byte("# Two\n\n```sacc-run scenario=barriers\n```\n\n```sacc-run scenario=job\n```\n")}})
+	ctx := browser(t, 1280, 800)
+	errs := consoleErrors(ctx)
+	do(t, ctx, "open a chapter", chromedp.Navigate(base+"/chapters/00-two"),
+		chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
+	got := run(t, ctx, "CPU selects", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget")].map((w) => {
+		const s = w.querySelector("select.sw-cpu");
+		return s ? s.value + ":" + [...s.options].map((o) => o.textContent).join("/") : "none";
+	}).join(" | ")`))
+	if want := "arm64:x86 (strong ordering)/arm64 (weak ordering) | none"; got != want {
+		t.Errorf("CPU choices %q, want %q", got, want)
+	}
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
 	}

@@ -44,10 +44,8 @@ func newRunConfig(name string, seed uint64, opts map[string]string) (*runConfig,
 	return cfg, nil
 }
 
-// checkOptions checks options against the scenario's documentation of the ones it
-// reads ("cpu=x86|arm64, irq=on|off"): the names it lists, with one of the values
-// it lists. A scenario whose documentation is not in that form is left to check
-// its options itself.
+// checkOptions checks options against the ones the scenario declares: their names,
+// with one of their values.
 func checkOptions(sc scenario.Scenario, opts map[string]string) error {
 	if len(opts) == 0 {
 		return nil
@@ -55,21 +53,17 @@ func checkOptions(sc scenario.Scenario, opts map[string]string) error {
 	if len(opts) > maxOptions {
 		return fmt.Errorf("too many options (%d)", len(opts))
 	}
-	known, err := scenario.ParseOptions(sc.Options)
-	if err != nil {
-		return nil
-	}
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		v := opts[k]
-		alts, ok := known[k]
+		o, ok := sc.Option(k)
 		if !ok {
-			if len(known) == 0 {
+			if len(sc.Options) == 0 {
 				return fmt.Errorf("option %q: scenario %s takes no options", k, sc.Name)
 			}
-			return fmt.Errorf("option %q: scenario %s takes %s", k, sc.Name, sc.Options)
+			return fmt.Errorf("option %q: scenario %s takes %s", k, sc.Name, sc.OptionsDoc())
 		}
-		if !slices.Contains(strings.Split(alts, "|"), v) {
-			return fmt.Errorf("option %s=%q: want %s", k, v, strings.ReplaceAll(alts, "|", " or "))
+		if !o.Takes(v) {
+			return fmt.Errorf("option %s=%q: want %s", k, v, strings.Join(o.ValueNames(), " or "))
 		}
 	}
 	return nil

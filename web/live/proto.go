@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/saccbook/saccbook/sacc/trace"
+	"github.com/saccbook/saccbook/web/manifest"
 )
 
 // The protocol's constants (docs/PROTOCOL.md).
@@ -201,23 +202,9 @@ func logLines(b []byte) []string {
 	return strings.Split(s, "\n")
 }
 
-// kindsJSON is the welcome's table of event kinds: side and argument names.
-var kindsJSON = sync.OnceValue(func() json.RawMessage {
-	type kindDesc struct {
-		Side string   `json:"side"`
-		Args []string `json:"args"`
-	}
-	table := map[string]kindDesc{}
-	for _, k := range trace.Kinds() {
-		info := k.Info()
-		d := kindDesc{Side: info.Side.String(), Args: []string{}}
-		for _, a := range info.Args {
-			d.Args = append(d.Args, a.Name)
-		}
-		table[info.Name] = d
-	}
-	return encode(table)
-})
+// kindsJSON is the welcome's table of event kinds: side, argument names and what
+// the kind means, as the manifest has them.
+var kindsJSON = sync.OnceValue(func() json.RawMessage { return encode(manifest.Kinds()) })
 
 // ---------------------------------------------------------------------------
 // Events

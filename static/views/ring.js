@@ -1,6 +1,11 @@
-// ring.js: the ring view. Host memory with the SQ and CQ rows of slots, the
-// PCIe link, the device with its doorbell and ring state; the current event
-// drawn as an arrow (MMIO, DMA, MSI) crossing the link.
+// views/ring.js: the ring view. Host memory with the SQ and CQ rows of slots,
+// the PCIe link, the device with its doorbell and ring state; the current event
+// drawn as an arrow (MMIO, DMA, MSI) crossing the link. picture() draws it as a
+// function of the state at a position; mount() puts it on the page.
+
+import { render, renderInto, reducedMotion } from "../dom.js";
+import { hex, textArgs } from "../format.js";
+import { el } from "../vnode.js";
 
 const MAX_SLOTS = 16;
 
@@ -9,7 +14,7 @@ const MAX_SLOTS = 16;
 // CPU level with the doorbell and the data buffers below the rings, so that
 // MMIO and buffer DMA run straight across. Narrow: host, link, device, top to
 // bottom, with the rings at the top and the CPU and buffers just above the link.
-function layout(wide) {
+export function layout(wide) {
   const mid = (r, side) => side === "right" ? { x: r.x + r.w, y: r.y + r.h / 2 } : side === "left" ? { x: r.x, y: r.y + r.h / 2 }
     : side === "top" ? { x: r.x + r.w / 2, y: r.y } : { x: r.x + r.w / 2, y: r.y + r.h };
   let lay;
@@ -57,32 +62,26 @@ function windowFor(n, focus) {
   return [start, start + MAX_SLOTS];
 }
 
-function inRange(base, size, n, addr) {
-  return base != null && addr != null && addr >= base && addr < base + size * n ? Math.floor((addr - base) / size) : -1;
-}
-
-function ringView(w, panel, L) {
-  const { s, h } = L;
-  const pre = "sw" + w.n + "-";
-  const svg = s("svg", { class: "sw-ring", role: "img", "aria-labelledby": pre + "ring-title " + pre + "ring-desc" });
-  const item = (cls, sym, text) => h("span", { class: "sw-legend-item" }, h("span", { class: "sw-key " + cls, "aria-hidden": "true" }, sym), " " + text);
-  const legend = h("p", { class: "sw-legend" },
-    item("sw-key-driver", "", "SQ slot the driver owns"), item("sw-key-device", "", "SQ slot the device owns"),
-    item("sw-key-p1", "●", "phase 1"), item("sw-key-p0", "○", "phase 0"), item("sw-key-changed", "", "just changed"));
-  panel.append(svg, legend);
+// picture draws the rings at position pos: ev is the event there (null at 0) and
+// st the state just after it; opts: {id (prefix of element ids), wide, anim
+// (animate the arrows)}.
+export function picture(st, ev, pos, ds, opts) {
+  const pre = opts.id;
+  const add = (g, node) => { g.kids.push(node); return node; };
+  const inRange = (layout, base, n, addr) => layout.slot(base, n, addr);
 
   function defs() {
-    const mk = (id, cls) => s("marker", { id: pre + id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
-      markerHeight: 7, orient: "auto-start-reverse" }, s("path", { d: "M0 0 L10 5 L0 10 z", class: cls }));
-    return s("defs", null, mk("a-mmio", "sw-ah-mmio"), mk("a-dma", "sw-ah-dma"), mk("a-msi", "sw-ah-msi"),
+    const mk = (id, cls) => el("marker", { id: pre + id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7,
+      markerHeight: 7, orient: "auto-start-reverse" }, el("path", { d: "M0 0 L10 5 L0 10 z", class: cls }));
+    return el("defs", null, mk("a-mmio", "sw-ah-mmio"), mk("a-dma", "sw-ah-dma"), mk("a-msi", "sw-ah-msi"),
       mk("a-cpu", "sw-ah-cpu"), mk("a-cfg", "sw-ah-cfg"));
   }
 
   function box(r, cls, label, sub) {
-    return s("g", { class: cls },
-      s("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 6 }),
-      label ? s("text", { x: r.x + 8, y: r.y + 17, class: "sw-box-label" }, label) : null,
-      sub ? s("text", { x: r.x + 8, y: r.y + r.h - 9, class: "sw-box-sub" }, sub) : null);
+    return el("g", { class: cls },
+      el("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 6 }),
+      label ? el("text", { x: r.x + 8, y: r.y + 17, class: "sw-box-label" }, label) : null,
+      sub ? el("text", { x: r.x + 8, y: r.y + r.h - 9, class: "sw-box-sub" }, sub) : null);
   }
 
   // slots draws one ring's row and returns each visible slot's rectangle by index.
@@ -91,9 +90,9 @@ function ringView(w, panel, L) {
     const R = lay.rows;
     const y = R[which];
     const out = {};
-    g.appendChild(s("text", { x: R.label, y: y + R.slotH / 2 + 5, class: "sw-row-label" }, which.toUpperCase()));
+    add(g, el("text", { x: R.label, y: y + R.slotH / 2 + 5, class: "sw-row-label" }, which.toUpperCase()));
     if (!n) {
-      g.appendChild(s("text", { x: R.x0, y: y + R.slotH / 2 + 4, class: "sw-muted-text" },
+      add(g, el("text", { x: R.x0, y: y + R.slotH / 2 + 4, class: "sw-muted-text" },
         "not set up yet (" + which.toUpperCase() + "_SIZE unknown)"));
       return out;
     }
@@ -119,8 +118,8 @@ function ringView(w, panel, L) {
         cls.push(dev ? "is-device" : "is-driver");
         const d = st.sq[i] || {};
         if (d.req_id != null || d.opcode != null) {
-          const op = d.opName || L.opName(d.opcode != null ? d.opcode : 0);
-          lines = [d.req_id != null ? (compact ? d.req_id.toString(16) : L.hex(d.req_id)) : "?", L.opShort(d)];
+          const op = d.opName || ds.opName(d.opcode != null ? d.opcode : 0);
+          lines = [d.req_id != null ? (compact ? d.req_id.toString(16) : hex(d.req_id)) : "?", ds.opShort(d)];
           title = "SQ slot " + i + ": req_id " + lines[0] + ", " + op + ", " + (d.len != null ? d.len + " bytes" : "length ?") +
             (d.src ? ", src " + d.src : "") + (d.dst ? ", dst " + d.dst : "") + (dev ? " (device owns it)" : " (driver owns it)");
         } else if (d.written) {
@@ -135,9 +134,9 @@ function ringView(w, panel, L) {
         if (e.posted) {
           cls.push(e.phase ? "is-p1" : "is-p0");
           lines = compact ? [e.phase ? "●" : "○", e.status ? "e" + e.status.toString(16) : e.req_id.toString(16)]
-            : [(e.phase ? "● " : "○ ") + L.hex(e.req_id), e.status ? "err " + L.hex(e.status) : "ok"];
+            : [(e.phase ? "● " : "○ ") + hex(e.req_id), e.status ? "err " + hex(e.status) : "ok"];
           if (e.status) cls.push("is-err");
-          title = "CQ slot " + i + ": req_id " + L.hex(e.req_id) + ", status " + L.hex(e.status) + ", phase " + e.phase;
+          title = "CQ slot " + i + ": req_id " + hex(e.req_id) + ", status " + hex(e.status) + ", phase " + e.phase;
         } else {
           cls.push("is-empty");
           lines = ["○", "—"];
@@ -145,16 +144,16 @@ function ringView(w, panel, L) {
         }
       }
       if (i === changed) cls.push("is-changed");
-      const sg = s("g", { class: cls },
-        s("title", null, title),
-        s("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 4 }),
-        s("text", { x: r.x + r.w / 2, y: y - 4, class: "sw-slot-index" }, String(i)));
-      lines.forEach((t, k) => sg.appendChild(s("text", { x: r.x + r.w / 2, y: y + 17 + k * 15,
+      const sg = el("g", { class: cls },
+        el("title", null, title),
+        el("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 4 }),
+        el("text", { x: r.x + r.w / 2, y: y - 4, class: "sw-slot-index" }, String(i)));
+      lines.forEach((t, k) => add(sg, el("text", { x: r.x + r.w / 2, y: y + 17 + k * 15,
         class: k ? "sw-slot-sub" : "sw-slot-main" }, t)));
-      g.appendChild(sg);
+      add(g, sg);
     }
-    if (from > 0) g.appendChild(s("text", { x: R.x0 - 4, y: y + R.slotH + 14, class: "sw-muted-text", "text-anchor": "end" }, "…"));
-    if (to < n) g.appendChild(s("text", { x: R.x0 + count * sw, y: y + R.slotH + 14, class: "sw-muted-text" }, "… " + n + " slots"));
+    if (from > 0) add(g, el("text", { x: R.x0 - 4, y: y + R.slotH + 14, class: "sw-muted-text", "text-anchor": "end" }, "…"));
+    if (to < n) add(g, el("text", { x: R.x0 + count * sw, y: y + R.slotH + 14, class: "sw-muted-text" }, "… " + n + " slots"));
     // index markers: head above the row, tail below it
     const mark = (idx, label, below, cls) => {
       if (idx < from || idx >= to) return;
@@ -162,9 +161,9 @@ function ringView(w, panel, L) {
       const cx = r.x + r.w / 2;
       const yy = below ? y + R.slotH + 3 : y - 27;
       const tri = below ? `M${cx} ${yy} l-5 8 h10 z` : `M${cx} ${yy + 8} l-5 -8 h10 z`;
-      g.appendChild(s("g", { class: "sw-marker " + cls },
-        s("path", { d: tri }),
-        s("text", { x: cx, y: below ? yy + 19 : yy - 3 }, label)));
+      add(g, el("g", { class: "sw-marker " + cls },
+        el("path", { d: tri }),
+        el("text", { x: cx, y: below ? yy + 19 : yy - 3 }, label)));
     };
     if (which === "sq") { mark(head, "head", false, "sw-m-head"); mark(tail, "tail", true, "sw-m-tail"); }
     else { mark(tail, "tail", true, "sw-m-tail"); mark(head, "CQ_HEAD", false, "sw-m-head"); }
@@ -194,13 +193,13 @@ function ringView(w, panel, L) {
       const my = (from.y + to.y) / 2;
       d = `M${from.x} ${from.y} C${from.x} ${my} ${to.x} ${my} ${to.x} ${to.y}`;
     }
-    g.appendChild(s("path", { d, class: "sw-arrow sw-flow sw-arrow-" + kind, "marker-end": `url(#${pre}a-${kind})` }));
+    add(g, el("path", { d, class: "sw-arrow sw-flow sw-arrow-" + kind, "marker-end": `url(#${pre}a-${kind})` }));
     if (label) {
       const L0 = lay.link;
       const lx = L0.vertical ? L0.x + L0.w / 2 : (from.x + to.x) / 2;
       const ly = L0.vertical ? (from.y + to.y) / 2 - 6 : L0.y + L0.h / 2 + 4;
-      const t = s("text", { x: lx, y: ly, class: "sw-arrow-label sw-arrow-label-" + kind, "text-anchor": "middle" }, label);
-      g.appendChild(t);
+      const t = el("text", { x: lx, y: ly, class: "sw-arrow-label sw-arrow-label-" + kind, "text-anchor": "middle" }, label);
+      add(g, t);
     }
   }
 
@@ -210,10 +209,10 @@ function ringView(w, panel, L) {
     if (!to.bend) { arrow(g, from, to, kind, label, lay); return; }
     const c2 = { x: to.x, y: to.y + to.bend * 36 };
     const d = `M${from.x} ${from.y} C${(c2.x + from.x) / 2} ${from.y} ${c2.x} ${c2.y} ${to.x} ${to.y}`;
-    g.appendChild(s("path", { d, class: "sw-arrow sw-flow sw-arrow-" + kind, "marker-end": `url(#${pre}a-${kind})` }));
+    add(g, el("path", { d, class: "sw-arrow sw-flow sw-arrow-" + kind, "marker-end": `url(#${pre}a-${kind})` }));
     if (label) {
       const lk = lay.link;
-      g.appendChild(s("text", { x: lk.x + lk.w / 2, y: from.y - 6, class: "sw-arrow-label sw-arrow-label-" + kind, "text-anchor": "middle" }, label));
+      add(g, el("text", { x: lk.x + lk.w / 2, y: from.y - 6, class: "sw-arrow-label sw-arrow-label-" + kind, "text-anchor": "middle" }, label));
     }
   }
 
@@ -227,13 +226,13 @@ function ringView(w, panel, L) {
   function drawEvent(g, ev, st, lay, sqR, cqR) {
     if (!ev) return;
     const a = ev.args || {};
-    const ta = L.textArgs(ev.text);
+    const ta = textArgs(ev.text);
     const { cpuOut, bufOut } = lay;
     const bell = lay.bellIn, msi = lay.msiOut;
     const memPoint = (iova) => {
-      let i = inRange(st.sqBase, 32, st.sqSize, iova);
+      let i = inRange(ds.descriptor, st.sqBase, st.sqSize, iova);
       if (i >= 0 && sqR[i]) return slotPoint(sqR, i, lay, "top");
-      i = inRange(st.cqBase, 16, st.cqSize, iova);
+      i = inRange(ds.completion, st.cqBase, st.cqSize, iova);
       if (i >= 0 && cqR[i]) return slotPoint(cqR, i, lay, "bottom");
       return bufOut;
     };
@@ -258,10 +257,10 @@ function ringView(w, panel, L) {
       case "sacc_msix_send": case "msi_deliver": arrow(g, msi, lay.cpuIn, "msi", "MSI-X" + (a.vector != null ? " vec " + a.vector : ""), lay); break;
       case "cpu_write": case "cpu_read": {
         let r = null;
-        const i = inRange(st.sqPhys, 32, st.sqSize, a.addr);
+        const i = inRange(ds.descriptor, st.sqPhys, st.sqSize, a.addr);
         if (i >= 0) r = sqR[i];
         else {
-          const j = inRange(st.cqPhys, 16, st.cqSize, a.addr);
+          const j = inRange(ds.completion, st.cqPhys, st.cqSize, a.addr);
           if (j >= 0) r = cqR[j];
         }
         if (!r) break;
@@ -276,7 +275,7 @@ function ringView(w, panel, L) {
   function cpuText(ev, st) {
     if (st.inIrq) return "in the IRQ handler";
     if (!ev) return "idle";
-    const ta = L.textArgs(ev.text);
+    const ta = textArgs(ev.text);
     switch (ev.kind) {
       case "cpu_write": return "store " + ta.addr;
       case "cpu_read": return "load " + ta.addr;
@@ -290,7 +289,7 @@ function ringView(w, panel, L) {
   }
 
   function deviceInfo(st) {
-    const status = st.error ? "ERROR " + L.hex(st.errCode) + ": halted" : st.stalled ? "STALLED: CQ full" :
+    const status = st.error ? "ERROR " + hex(st.errCode) + ": halted" : st.stalled ? "STALLED: CQ full" :
       st.ready ? "READY" : st.enabled ? "enabling…" : "not enabled";
     return [
       ["status", status, st.error ? "bad" : st.stalled ? "warn" : st.ready ? "good" : ""],
@@ -298,77 +297,88 @@ function ringView(w, panel, L) {
       ["cq_tail", st.cqTail + " (next post)"],
       ["phase", (st.phase ? "● 1" : "○ 0"), st.phase ? "p1" : "p0"],
       ["working", !st.busy ? "—" : st.busy.req_id == null ? "fetching SQ slot " + st.busy.slot :
-        "req " + L.hex(st.busy.req_id) + (st.busy.opcode != null ? " " + L.opName(st.busy.opcode) : "")],
+        "req " + hex(st.busy.req_id) + (st.busy.opcode != null ? " " + ds.opName(st.busy.opcode) : "")],
     ];
   }
 
+  const lay = layout(opts.wide);
+  const title = el("title", { id: pre + "ring-title" }, "Rings at event " + pos);
+  const desc = el("desc", { id: pre + "ring-desc" },
+    `SQ ${st.sqSize} slots, head ${st.sqHead}, tail ${st.sqTail}; CQ ${st.cqSize} slots, tail ${st.cqTail}, CQ_HEAD ${st.cqHead}, device phase ${st.phase}.`);
+  const g = el("g");
+  const k = ev ? ev.kind : "";
+  add(g, box(lay.host, "sw-host", null));
+  add(g, el("text", { x: lay.hostLabel.x, y: lay.hostLabel.y, class: "sw-box-label" }, "Host: CPU and memory"));
+  add(g, box(lay.cpu, "sw-cpu" + (st.inIrq || k === "irq_entry" || k === "msi_deliver" ? " is-hot" : "") + (ev && ev.side === "cpu" ? " is-active" : ""),
+    "CPU", cpuText(ev, st)));
+  add(g, el("g", { class: "sw-buf" + (/sacc_dma_(read|write)/.test(k) ? " is-active" : "") },
+    el("rect", { x: lay.buf.x, y: lay.buf.y, width: lay.buf.w, height: lay.buf.h, rx: 6 }),
+    el("text", { x: lay.buf.x + 8, y: lay.buf.y + (lay.wide ? 20 : 17), class: "sw-box-label" }, "data buffers"),
+    lay.wide ? el("text", { x: lay.buf.x + 104, y: lay.buf.y + 20, class: "sw-box-sub" }, "(input and output, in host memory)")
+      : el("text", { x: lay.buf.x + 8, y: lay.buf.y + lay.buf.h - 9, class: "sw-box-sub" }, "in host memory")));
+  // the link, with the IOMMU at its host end when translation is on
+  const lk = lay.link;
+  const link = el("g", { class: "sw-link" }, el("rect", { x: lk.x, y: lk.y, width: lk.w, height: lk.h, rx: 4 }),
+    lk.vertical
+      ? el("text", { x: lk.x + lk.w / 2, y: lk.y + lk.h - 10, "text-anchor": "middle", class: "sw-link-label" }, "PCIe link")
+      : el("text", { x: lk.x + 8, y: lk.y + 14, class: "sw-link-label" }, "PCIe link"));
+  add(g, link);
+  if (st.iommu.on) {
+    // the IOMMU: a gate at the host end of the link that every DMA passes
+    const cls = k === "iommu_fault" ? " is-bad" : /^iommu_(translate|iotlb)/.test(k) ? " is-good" : "";
+    const r = lk.vertical ? { x: lk.x + 3, y: lk.y + 84, w: 13, h: lk.h - 120 } : { x: lk.x + 4, y: lk.y + 3, w: lk.w - 8, h: 11 };
+    const tx = lk.vertical ? r.x + 10 : r.x + r.w - 6;
+    const ty = lk.vertical ? r.y + r.h / 2 : r.y + 9;
+    add(g, el("g", { class: "sw-iommu" + cls }, el("title", null, "IOMMU: translates the device's addresses" +
+      (st.iommu.faults ? "; " + st.iommu.faults + " faults so far" : "")),
+    el("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 3 }),
+    el("text", { x: tx, y: ty, "text-anchor": lk.vertical ? "middle" : "end",
+      transform: lk.vertical ? `rotate(-90 ${tx} ${ty})` : null }, k === "iommu_fault" ? "IOMMU: blocked!" : "IOMMU")));
+  }
+  add(g, box(lay.dev, "sw-dev" + (st.error ? " is-bad" : ""), lay.wide ? "SACC device" : null));
+  if (!lay.wide) add(g, el("text", { x: lay.dev.x + lay.dev.w - 8, y: lay.dev.y + 14, "text-anchor": "end", class: "sw-box-label" }, "SACC device"));
+  const ringing = k === "sacc_doorbell";
+  add(g, el("g", { class: "sw-bell" + (ringing ? " is-ringing" : "") },
+    el("rect", { x: lay.bell.x, y: lay.bell.y, width: lay.bell.w, height: lay.bell.h, rx: 6 }),
+    el("path", { class: "sw-bell-icon", d: `M${lay.bell.x + 16} ${lay.bell.y + 28} h16 l-3 -4 v-7 a5 5 0 0 0 -10 0 v7 z M${lay.bell.x + 22} ${lay.bell.y + 30} a2 2 0 0 0 4 0 z` }),
+    el("text", { x: lay.bell.x + 40, y: lay.bell.y + 17, class: "sw-box-label" }, ringing ? "doorbell rings!" : "doorbell"),
+    el("text", { x: lay.bell.x + 40, y: lay.bell.y + 33, class: "sw-box-sub" }, "SQ_TAIL = " + st.sqTail)));
+  const msiOn = k === "sacc_msix_send" || k === "msi_deliver";
+  add(g, box(lay.msi, "sw-msi" + (msiOn ? " is-active" : "") + (st.pending ? " is-pending" : ""), "MSI-X",
+    st.pending ? "pending (masked)" : st.msis + " sent"));
+  const info = deviceInfo(st);
+  info.forEach(([name, val, cls], i) => {
+    const col = lay.info.cols ? i % lay.info.cols : 0;
+    const row = lay.info.cols ? Math.floor(i / lay.info.cols) : i;
+    const x = lay.info.x + col * 172;
+    const y = lay.info.y + row * lay.info.dy;
+    add(g, el("text", { x, y, class: "sw-info" }, el("tspan", { class: "sw-info-name" }, name + " "),
+      el("tspan", { class: "sw-info-val" + (cls ? " is-" + cls : "") }, val)));
+  });
+  const sqR = slots(g, lay, "sq", st);
+  const cqR = slots(g, lay, "cq", st);
+  drawEvent(g, ev, st, lay, sqR, cqR);
+  return el("svg", { class: ["sw-ring", opts.anim && "sw-anim"], role: "img", "aria-labelledby": pre + "ring-title " + pre + "ring-desc",
+    viewBox: `0 0 ${lay.W} ${lay.H}` }, title, desc, defs(), g);
+}
+
+// legend explains the slots' colours and symbols.
+function legend() {
+  const item = (cls, sym, text) => el("span", { class: "sw-legend-item" }, el("span", { class: "sw-key " + cls, "aria-hidden": "true" }, sym), " " + text);
+  return el("p", { class: "sw-legend" },
+    item("sw-key-driver", "", "SQ slot the driver owns"), item("sw-key-device", "", "SQ slot the device owns"),
+    item("sw-key-p1", "●", "phase 1"), item("sw-key-p0", "○", "phase 0"), item("sw-key-changed", "", "just changed"));
+}
+
+// mount puts the ring view in a widget's panel.
+export function mount(w, panel, env) {
+  const pre = "sw" + w.n + "-";
+  const svg = render(el("svg", { class: "sw-ring", role: "img", "aria-labelledby": pre + "ring-title " + pre + "ring-desc" }));
+  panel.append(svg, render(legend()));
   return {
     update({ ev, st, wide, pos }) {
-      const lay = layout(wide);
-      svg.setAttribute("viewBox", `0 0 ${lay.W} ${lay.H}`);
-      svg.classList.toggle("sw-anim", !L.reducedMotion() && !w.playing);
-      const title = s("title", { id: pre + "ring-title" }, "Rings at event " + pos);
-      const desc = s("desc", { id: pre + "ring-desc" },
-        `SQ ${st.sqSize} slots, head ${st.sqHead}, tail ${st.sqTail}; CQ ${st.cqSize} slots, tail ${st.cqTail}, CQ_HEAD ${st.cqHead}, device phase ${st.phase}.`);
-      const g = s("g");
-      const k = ev ? ev.kind : "";
-      g.appendChild(box(lay.host, "sw-host", null));
-      g.appendChild(s("text", { x: lay.hostLabel.x, y: lay.hostLabel.y, class: "sw-box-label" }, "Host: CPU and memory"));
-      g.appendChild(box(lay.cpu, "sw-cpu" + (st.inIrq || k === "irq_entry" || k === "msi_deliver" ? " is-hot" : "") + (ev && ev.side === "cpu" ? " is-active" : ""),
-        "CPU", cpuText(ev, st)));
-      g.appendChild(s("g", { class: "sw-buf" + (/sacc_dma_(read|write)/.test(k) ? " is-active" : "") },
-        s("rect", { x: lay.buf.x, y: lay.buf.y, width: lay.buf.w, height: lay.buf.h, rx: 6 }),
-        s("text", { x: lay.buf.x + 8, y: lay.buf.y + (lay.wide ? 20 : 17), class: "sw-box-label" }, "data buffers"),
-        lay.wide ? s("text", { x: lay.buf.x + 104, y: lay.buf.y + 20, class: "sw-box-sub" }, "(input and output, in host memory)")
-          : s("text", { x: lay.buf.x + 8, y: lay.buf.y + lay.buf.h - 9, class: "sw-box-sub" }, "in host memory")));
-      // the link, with the IOMMU at its host end when translation is on
-      const lk = lay.link;
-      const link = s("g", { class: "sw-link" }, s("rect", { x: lk.x, y: lk.y, width: lk.w, height: lk.h, rx: 4 }),
-        lk.vertical
-          ? s("text", { x: lk.x + lk.w / 2, y: lk.y + lk.h - 10, "text-anchor": "middle", class: "sw-link-label" }, "PCIe link")
-          : s("text", { x: lk.x + 8, y: lk.y + 14, class: "sw-link-label" }, "PCIe link"));
-      g.appendChild(link);
-      if (st.iommu.on) {
-        // the IOMMU: a gate at the host end of the link that every DMA passes
-        const cls = k === "iommu_fault" ? " is-bad" : /^iommu_(translate|iotlb)/.test(k) ? " is-good" : "";
-        const r = lk.vertical ? { x: lk.x + 3, y: lk.y + 84, w: 13, h: lk.h - 120 } : { x: lk.x + 4, y: lk.y + 3, w: lk.w - 8, h: 11 };
-        const tx = lk.vertical ? r.x + 10 : r.x + r.w - 6;
-        const ty = lk.vertical ? r.y + r.h / 2 : r.y + 9;
-        g.appendChild(s("g", { class: "sw-iommu" + cls }, s("title", null, "IOMMU: translates the device's addresses" +
-          (st.iommu.faults ? "; " + st.iommu.faults + " faults so far" : "")),
-        s("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 3 }),
-        s("text", { x: tx, y: ty, "text-anchor": lk.vertical ? "middle" : "end",
-          transform: lk.vertical ? `rotate(-90 ${tx} ${ty})` : null }, k === "iommu_fault" ? "IOMMU: blocked!" : "IOMMU")));
-      }
-      g.appendChild(box(lay.dev, "sw-dev" + (st.error ? " is-bad" : ""), lay.wide ? "SACC device" : null));
-      if (!lay.wide) g.appendChild(s("text", { x: lay.dev.x + lay.dev.w - 8, y: lay.dev.y + 14, "text-anchor": "end", class: "sw-box-label" }, "SACC device"));
-      const ringing = k === "sacc_doorbell";
-      g.appendChild(s("g", { class: "sw-bell" + (ringing ? " is-ringing" : "") },
-        s("rect", { x: lay.bell.x, y: lay.bell.y, width: lay.bell.w, height: lay.bell.h, rx: 6 }),
-        s("path", { class: "sw-bell-icon", d: `M${lay.bell.x + 16} ${lay.bell.y + 28} h16 l-3 -4 v-7 a5 5 0 0 0 -10 0 v7 z M${lay.bell.x + 22} ${lay.bell.y + 30} a2 2 0 0 0 4 0 z` }),
-        s("text", { x: lay.bell.x + 40, y: lay.bell.y + 17, class: "sw-box-label" }, ringing ? "doorbell rings!" : "doorbell"),
-        s("text", { x: lay.bell.x + 40, y: lay.bell.y + 33, class: "sw-box-sub" }, "SQ_TAIL = " + st.sqTail)));
-      const msiOn = k === "sacc_msix_send" || k === "msi_deliver";
-      g.appendChild(box(lay.msi, "sw-msi" + (msiOn ? " is-active" : "") + (st.pending ? " is-pending" : ""), "MSI-X",
-        st.pending ? "pending (masked)" : st.msis + " sent"));
-      const info = deviceInfo(st);
-      info.forEach(([name, val, cls], i) => {
-        const col = lay.info.cols ? i % lay.info.cols : 0;
-        const row = lay.info.cols ? Math.floor(i / lay.info.cols) : i;
-        const x = lay.info.x + col * 172;
-        const y = lay.info.y + row * lay.info.dy;
-        g.appendChild(s("text", { x, y, class: "sw-info" }, s("tspan", { class: "sw-info-name" }, name + " "),
-          s("tspan", { class: "sw-info-val" + (cls ? " is-" + cls : "") }, val)));
-      });
-      const sqR = slots(g, lay, "sq", st);
-      const cqR = slots(g, lay, "cq", st);
-      drawEvent(g, ev, st, lay, sqR, cqR);
-      svg.replaceChildren(title, desc, defs(), g);
+      renderInto(svg, picture(st, ev, pos, env.ds, { id: pre, wide, anim: !reducedMotion() && !w.playing }));
     },
   };
 }
 
-export function install(L) {
-  L.views = L.views || {};
-  L.views.ring = (w, panel) => ringView(w, panel, L);
-}

@@ -1,0 +1,104 @@
+// views/trace.js: every event up to the position, filtered by side and by
+// words. traceAt() says which rows the list shows at a position; the list on the
+// page follows it incrementally (stepping forward appends rows, stepping back
+// removes them), because a run can have many thousands of events.
+
+import { h } from "../dom.js";
+
+const MAX_ROWS = 250;
+
+// matches tells whether an event passes the filter: its side is shown and q
+// (lower case) is in its kind or text.
+export function matches(ev, filter) {
+  const q = filter.q;
+  return filter.sides.has(ev.side) && (!q || ev.kind.includes(q) || (ev.text || "").toLowerCase().includes(q));
+}
+
+// traceAt is the list at pos: the last MAX_ROWS matching events up to pos, in
+// order, how many events match in all, and the note under the filter.
+export function traceAt(log, pos, filter, max = MAX_ROWS) {
+  const rows = [];
+  for (let i = Math.min(pos, log.length); i > 0 && rows.length < max; i--) {
+    if (matches(log[i - 1], filter)) rows.push(log[i - 1]);
+  }
+  rows.reverse();
+  let matched = pos;
+  if (filter.q || filter.sides.size < filter.all) {
+    matched = 0;
+    for (let i = 0; i < pos; i++) if (matches(log[i], filter)) matched++;
+  }
+  return { rows, matched, note: note(pos, matched, rows.length) };
+}
+
+function note(pos, matched, shown) {
+  if (pos === 0) return "No events yet: step or play.";
+  if (matched > shown) return "Showing the last " + shown + " of " + matched + " matching events.";
+  return matched + " of " + pos + " events shown.";
+}
+
+function row(ev) {
+  return h("li", { "data-seq": ev.seq, class: ["sw-ev", "sw-side-" + ev.side],
+    title: ev.src ? "source: " + ev.src : null },
+  h("span", { class: "sw-ev-seq" }, "#" + ev.seq),
+  h("span", { class: "sw-ev-t" }, ev.t + " ns"),
+  h("span", { class: "sw-ev-kind" }, ev.kind),
+  h("span", { class: "sw-ev-text" }, ev.text || ""));
+}
+
+// follow makes list show rows (events in seq order) with the fewest changes:
+// rows that left either end are removed, new ones added at either end.
+function follow(list, rows) {
+  const seqOf = (li) => Number(li.dataset.seq);
+  if (!rows.length) { list.replaceChildren(); return; }
+  const first = rows[0].seq, last = rows[rows.length - 1].seq;
+  while (list.firstElementChild && seqOf(list.firstElementChild) < first) list.firstElementChild.remove();
+  while (list.lastElementChild && seqOf(list.lastElementChild) > last) list.lastElementChild.remove();
+  if (!list.firstElementChild) { list.replaceChildren(...rows.map(row)); return; }
+  const lo = seqOf(list.firstElementChild), hi = seqOf(list.lastElementChild);
+  const older = rows.filter((ev) => ev.seq < lo), newer = rows.filter((ev) => ev.seq > hi);
+  if (older.length) list.prepend(...older.map(row));
+  if (newer.length) list.append(...newer.map(row));
+}
+
+export function mount(w, panel, env) {
+  const sides = env.ds.sides;
+  const shown = new Set(sides);
+  const filterInput = h("input", { type: "search", class: "sw-filter", placeholder: "filter: kind or text",
+    "aria-label": "Filter events by kind or text", oninput: () => w.requestRedraw(true) });
+  const boxes = sides.map((side) => {
+    const cb = h("input", { type: "checkbox", checked: true, value: side, onchange: () => {
+      if (cb.checked) shown.add(side); else shown.delete(side);
+      w.requestRedraw(true);
+    } });
+    return h("label", { class: "sw-side sw-side-" + side }, cb, " " + side);
+  });
+  const list = h("ol", { class: "sw-trace", "aria-label": "Events up to the position" });
+  const noteEl = h("p", { class: "sw-muted sw-trace-note" });
+  list.addEventListener("click", (e) => {
+    const li = e.target.closest("li[data-seq]");
+    if (li) { w.pause(); w.setPos(Number(li.dataset.seq)); }
+  });
+  panel.append(h("div", { class: "sw-trace-bar" }, h("fieldset", { class: "sw-sides" },
+    h("legend", null, "Sides"), boxes), filterInput), noteEl, list);
+
+  let log = null, filterKey = null, current = null;
+  return {
+    update({ pos, tl }) {
+      const filter = { q: filterInput.value.trim().toLowerCase(), sides: shown, all: sides.length };
+      const key = filter.q + "|" + [...shown].join(",");
+      // A new run or a new filter changes rows in the middle: start the list again.
+      if (tl.log !== log || key !== filterKey) { list.replaceChildren(); log = tl.log; filterKey = key; }
+      const at = traceAt(tl.log, pos, filter);
+      follow(list, at.rows);
+      if (current) { current.classList.remove("is-current"); current.removeAttribute("aria-current"); current = null; }
+      const last = list.lastElementChild;
+      if (last && Number(last.dataset.seq) === pos) {
+        current = last;
+        last.classList.add("is-current");
+        last.setAttribute("aria-current", "true");
+      }
+      noteEl.textContent = at.note;
+      list.scrollTop = list.scrollHeight;
+    },
+  };
+}
