@@ -27,7 +27,12 @@ the interrupt. Lines starting with '#' say what the scenario checked.
 Scenarios:
 ` + scenarioList() + `
 With --format perfetto the trace is Chrome trace-event JSON: open it at
-ui.perfetto.dev. With --format json each event is one JSON object per line.`,
+ui.perfetto.dev. With --format json each event is one JSON object per line.
+
+The text trace leaves out the detail events that the browser draws: each store
+entering the CPU's store buffer (cpu_store, and cpu_store_cached on a
+non-coherent CPU) before it lands as cpu_write, and each level of an IOMMU page
+walk (iommu_walk). --details prints them too; json and perfetto always have them.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			var mf machineFlags
 			mf.register(fs)
@@ -35,6 +40,7 @@ ui.perfetto.dev. With --format json each event is one JSON object per line.`,
 			out := fs.String("o", "", "write the trace to this file instead of standard output")
 			set := fs.String("set", "", "scenario options, name=value,... (for example cpu=arm64,irq=on)")
 			dmesg := fs.Bool("dmesg", false, "print the kernel log after the run (scenarios that boot a kernel)")
+			details := fs.Bool("details", false, "text trace: also print detail events (stores entering the store buffer, page-walk levels)")
 			return func(ctx context.Context, e *env, args []string) error {
 				s, opts, err := pickScenario(args, *set)
 				if err != nil {
@@ -47,7 +53,7 @@ ui.perfetto.dev. With --format json each event is one JSON object per line.`,
 				if err != nil {
 					return err
 				}
-				return runScenario(e, s, opts, cfg, *format, *out, *dmesg)
+				return runScenario(e, s, opts, cfg, *format, *out, *dmesg, *details)
 			}
 		},
 	}
@@ -85,7 +91,7 @@ func pickScenario(args []string, set string) (scenario.Scenario, map[string]stri
 	return s, opts, nil
 }
 
-func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg bool) (err error) {
+func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg, details bool) (err error) {
 	m, err := machine.New(cfg)
 	if err != nil {
 		return err
@@ -115,7 +121,9 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 	var buf trace.Buffer
 	switch format {
 	case "text":
-		m.Tracer().Attach(trace.NewTextWriter(bw))
+		tw := trace.NewTextWriter(bw)
+		tw.Details = details
+		m.Tracer().Attach(tw)
 	case "json":
 		m.Tracer().Attach(trace.NewJSONWriter(bw))
 		story = prefixWriter{w: e.stderr, prefix: "# "}

@@ -88,6 +88,7 @@ func (h *Host) SetReg(off uint32, v uint32) { h.M.Write(h.BAR0+uint64(off), 4, u
 func (h *Host) Start(sqBase uint64, sqSize uint32, cqBase uint64, cqSize uint32) error {
 	h.SQ, h.SQSize, h.CQ, h.CQSize = sqBase, sqSize, cqBase, cqSize
 	h.sqTail, h.cqHead, h.phase, h.inFlight = 0, 0, 1, 0
+	h.M.Tracer().EmitDriverCQ(uint64(h.cqHead), uint64(h.phase))
 	h.M.Fill(sqBase, uint64(sqSize)*sacc.DescriptorSize, 0)
 	h.M.Fill(cqBase, uint64(cqSize)*sacc.CompletionSize, 0)
 	h.M.Write(h.BAR0+sacc.RegSQBaseLo, 8, sqBase)
@@ -153,6 +154,7 @@ func (h *Host) Poll() (sacc.Completion, bool) {
 		h.cqHead = 0
 		h.phase ^= 1
 	}
+	h.M.Tracer().EmitDriverCQ(uint64(h.cqHead), uint64(h.phase))
 	h.SetReg(sacc.RegCQHeadDB, h.cqHead)
 	return c, true
 }

@@ -194,6 +194,8 @@ var accessorPrefixes = []string{
 	"github.com/saccbook/saccbook/sacc/kernel.(*Process).Store",
 	"github.com/saccbook/saccbook/sacc/driver.(*Device).readReg",
 	"github.com/saccbook/saccbook/sacc/driver.(*Device).writeReg",
+	"github.com/saccbook/saccbook/sacc/kernel.(*Kernel).TraceDriverCQ",
+	"github.com/saccbook/saccbook/sacc/kernel.(*Process).TraceDriverCQ",
 }
 
 // isAccessor reports whether pc lies in an accessor; answers are cached per pc.
@@ -223,6 +225,16 @@ func (c *CPU) end(d sim.Time) {
 	c.m.Advance(d)
 	c.drainDue()
 	c.takeInterrupts()
+}
+
+// Tracepoint lets software above the CPU record what only it knows, as a
+// Linux tracepoint does: emit runs at once, and its events carry the source line
+// of the code that hit the tracepoint. It costs no virtual time.
+func (c *CPU) Tracepoint(emit func(tr *trace.Tracer)) {
+	pc := c.trace.PC()
+	c.begin()
+	emit(c.trace)
+	c.trace.SetPC(pc)
 }
 
 // SetIRQHandler installs the kernel's interrupt entry: it is called with the
@@ -354,6 +366,7 @@ func (c *CPU) Store(addr uint64, size int, v uint64) {
 		}
 	}
 	c.sb = append(c.sb, ps)
+	c.trace.EmitCPUStore(addr, uint64(size), v, uint64(len(c.sb)))
 	c.end(c.cost.MemoryStore)
 }
 

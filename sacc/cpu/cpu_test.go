@@ -271,3 +271,83 @@ func TestEarlyLoadsOnlyOnARM64WithoutRMB(t *testing.T) {
 		}
 	}
 }
+
+// Every buffered store is traced twice: cpu_store when it enters the buffer
+// (with how many wait), cpu_write when it lands. Each landing matches one entry,
+// and the barrier that empties the buffer says how many it drained.
+func TestStoreBufferIsTraced(t *testing.T) {
+	for _, arch := range []cpu.Arch{cpu.X86, cpu.ARM64} {
+		t.Run(arch.String(), func(t *testing.T) {
+			c, h := setup(t, 3, cpu.Config{Arch: arch, MaxLinger: 10_000})
+			var buf trace.Buffer
+			c.Machine().Tracer().Attach(&buf)
+			base := h.SQ + 2*sacc.DescriptorSize
+			for i := uint64(0); i < 4; i++ {
+				c.Store32(base+4*i, uint32(0x100+i))
+			}
+			c.WMB()
+			type st struct{ addr, val uint64 }
+			var entered, landed []st
+			var pending []uint64
+			drained := uint64(99)
+			for _, ev := range buf.Events {
+				switch ev.Kind {
+				case trace.CPUStore:
+					entered = append(entered, st{ev.Args[0], ev.Args[2]})
+					pending = append(pending, ev.Args[3])
+					if ev.PC == 0 {
+						t.Errorf("cpu_store without its source")
+					}
+				case trace.CPUWrite:
+					landed = append(landed, st{ev.Args[0], ev.Args[2]})
+				case trace.CPUBarrier:
+					drained = ev.Args[1]
+				}
+			}
+			if len(entered) != 4 || len(landed) != 4 {
+				t.Fatalf("%d cpu_store and %d cpu_write, want 4 of each", len(entered), len(landed))
+			}
+			seen := map[st]bool{}
+			for _, s := range landed {
+				seen[s] = true
+			}
+			for _, s := range entered {
+				if !seen[s] {
+					t.Errorf("store %#x=%#x entered the buffer and never landed", s.addr, s.val)
+				}
+			}
+			if arch == cpu.X86 {
+				// TSO: each store lands at the end of its own operation.
+				if pending[3] != 1 || drained != 0 || landed[0] != entered[0] {
+					t.Errorf("x86: pending %v, barrier drained %d, first landed %v", pending, drained, landed[0])
+				}
+			} else if pending[3] != 4 || drained != 4 {
+				t.Errorf("arm64: pending %v, barrier drained %d: want all four waiting for the wmb", pending, drained)
+			}
+		})
+	}
+}
+
+// A store that drains into a dirty line of a non-coherent cache reaches no
+// memory: it is traced as cpu_store_cached, and cpu_write comes with the clean.
+func TestStoreIntoTheCacheIsTraced(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{NonCoherent: true})
+	var buf trace.Buffer
+	c.Machine().Tracer().Attach(&buf)
+	c.Store64(h.SQ, 0xABCD)
+	c.CleanRange(h.SQ, 64)
+	var kinds []trace.Kind
+	for _, ev := range buf.Events {
+		kinds = append(kinds, ev.Kind)
+	}
+	// The line is filled from memory first (a write-allocate cache).
+	want := []trace.Kind{trace.CPUStore, trace.CPURead, trace.CPUStoreCached, trace.CPUWrite, trace.CPUCache}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+}

@@ -280,6 +280,7 @@ func (dev *Device) start() error {
 	dev.starting = true
 	defer func() { dev.starting = false }()
 	dev.sqTail, dev.cqHead, dev.phase, dev.count = 0, 0, dev.expectedInitialPhase(), 0
+	dev.k.TraceDriverCQ(dev.cqHead, dev.phase)
 	dev.regs.Writeq(sacc.RegSQBaseLo, dev.sqDMA)
 	dev.writeReg(sacc.RegSQSize, dev.size)
 	dev.regs.Writeq(sacc.RegCQBaseLo, dev.cqDMA)

@@ -189,6 +189,7 @@ func (dev *Device) advanceCQHead() {
 			dev.phase ^= 1
 		}
 	}
+	dev.k.TraceDriverCQ(dev.cqHead, dev.phase)
 }
 
 // returnCQSlots tells the device, with one CQ_HEAD write, that every consumed

@@ -765,3 +765,35 @@ func TestQuirkMissingRMB(t *testing.T) {
 		t.Errorf("arm64 with rmb: %+v", r)
 	}
 }
+
+// The driver_cq tracepoint shows what only the driver knows: after each
+// completion it consumes, the slot it looks at next and the phase it expects
+// there. As specified the phase flips when the head wraps; under no-phase-flip
+// it does not, and the trace says so.
+func TestDriverCQTracepoint(t *testing.T) {
+	const ring = 4
+	for _, on := range []bool{false, true} {
+		name := quirkName(quirk.NoPhaseFlip, on)
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.NoPhaseFlip, on))
+		ev := record(h, trace.DriverCQ)
+		for range ring + 1 {
+			h.Dev.Do(&driver.Request{Opcode: sacc.OpNOP})
+		}
+		if len(ev.evs) < ring {
+			t.Fatalf("%s: %d driver_cq events for %d completions", name, len(ev.evs), ring+1)
+		}
+		for i, e := range ev.evs[:ring] {
+			head, phase := e.Args[0], e.Args[1]
+			wantPhase := uint64(1)
+			if i == ring-1 && !on {
+				wantPhase = 0 // the head wrapped to 0: the next lap carries phase 0
+			}
+			if head != uint64(i+1)%ring || phase != wantPhase {
+				t.Errorf("%s: driver_cq %d = head %d phase %d, want head %d phase %d", name, i, head, phase, (i+1)%ring, wantPhase)
+			}
+			if e.PC == 0 {
+				t.Errorf("%s: driver_cq without the driver's source line", name)
+			}
+		}
+	}
+}

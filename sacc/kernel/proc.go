@@ -107,6 +107,28 @@ func (k *Kernel) NewProcess(name string) *Process {
 // Kernel is the process's kernel.
 func (p *Process) Kernel() *Kernel { return p.k }
 
+// TraceDriverCQ is the tracepoint of a completion consumer's bookkeeping: the
+// CQ slot it looks at next and the phase it expects there (§7.2), which only
+// it knows. A driver hits it when its queue starts and after every completion it
+// consumes, so that a picture of the ring can show the driver's side honestly,
+// bugs included.
+func (k *Kernel) TraceDriverCQ(head uint32, phase uint8) {
+	k.CPU.Tracepoint(func(tr *trace.Tracer) { tr.EmitDriverCQ(uint64(head), uint64(phase)) })
+}
+
+// TraceDriverCQ is the same tracepoint for a process that consumes completions
+// itself (kernel bypass).
+func (p *Process) TraceDriverCQ(head uint32, phase uint8) { p.k.TraceDriverCQ(head, phase) }
+
+// mapped records one page of the address space in the trace.
+func (p *Process) mapped(va, phys uint64, mmio bool) {
+	m := uint64(0)
+	if mmio {
+		m = 1
+	}
+	p.k.M.Tracer().EmitProcMap(uint64(p.PID), va, phys, m)
+}
+
 // syscall charges one kernel crossing and records it.
 func (p *Process) syscall(nr uint64, a0 uint64, body func() (uint64, error)) (uint64, error) {
 	k := p.k
@@ -216,6 +238,7 @@ func (p *Process) Mmap(fd int, offset, length uint64) (uint64, error) {
 		va := p.next
 		for i, ph := range phys {
 			p.pages[va+uint64(i)*sacc.PageSize] = &pte{phys: ph, mmio: mmio}
+			p.mapped(va+uint64(i)*sacc.PageSize, ph, mmio)
 		}
 		p.next += uint64(len(phys))*sacc.PageSize + sacc.PageSize // a guard page between mappings
 		return va, nil
@@ -242,6 +265,7 @@ func (p *Process) Alloc(n uint64) (uint64, error) {
 				defer p.k.FreePages(spacer, sacc.PageSize)
 			}
 			p.pages[va+off] = &pte{phys: ph}
+			p.mapped(va+off, ph, false)
 		}
 		p.next += pageRound(n) + sacc.PageSize
 		return va, nil

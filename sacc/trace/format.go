@@ -82,11 +82,15 @@ func appendValue(b []byte, f Format, v uint64) []byte {
 	return strconv.AppendUint(b, v, 16)
 }
 
-// TextWriter is a sink that writes each event as a line of text.
+// TextWriter is a sink that writes each event as a line of text. It leaves
+// detail kinds out (Kind.Detail) unless Details is set.
 type TextWriter struct {
 	w   io.Writer
 	buf []byte
 	err error
+	// Details writes detail kinds too: every store entering the store buffer,
+	// every level of a page walk.
+	Details bool
 }
 
 // NewTextWriter returns a sink writing text lines to w.
@@ -94,7 +98,7 @@ func NewTextWriter(w io.Writer) *TextWriter { return &TextWriter{w: w} }
 
 // Record writes ev as one line.
 func (t *TextWriter) Record(ev *Event) {
-	if t.err != nil {
+	if t.err != nil || !t.Details && ev.Kind.Detail() {
 		return
 	}
 	t.buf = append(ev.AppendText(t.buf[:0]), '\n')
@@ -104,7 +108,7 @@ func (t *TextWriter) Record(ev *Event) {
 // Err is the first write error, if any.
 func (t *TextWriter) Err() error { return t.err }
 
-// WriteText writes events as text lines.
+// WriteText writes events as text lines, detail kinds included.
 func WriteText(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
 	var b []byte

@@ -60,6 +60,7 @@ func Open(p *kernel.Process, size uint32) (*Queue, error) {
 	if _, err := p.Ioctl(fd, driver.IocSetupRings, q.scratch); err != nil {
 		return fail(fmt.Errorf("take over the queue: %w", err))
 	}
+	p.TraceDriverCQ(q.cqHead, q.phase)
 	return q, nil
 }
 
@@ -133,6 +134,7 @@ func (q *Queue) Poll() (Completion, bool) {
 		q.cqHead = 0
 		q.phase ^= 1
 	}
+	p.TraceDriverCQ(q.cqHead, q.phase)
 	q.inFlight--
 	p.Store32(q.doorbell+sacc.RegCQHeadDB-sacc.DoorbellPage, q.cqHead)
 	return c, true
