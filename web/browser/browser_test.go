@@ -293,7 +293,7 @@ func TestMemoryTraceAndRegisterViews(t *testing.T) {
 	do(t, ctx, "open chapter 00", chromedp.Navigate(base+"/chapters/00-the-journey-of-one-job"),
 		chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
 	waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
-	seek(t, ctx, 64) // the doorbell
+	seek(t, ctx, 65) // the doorbell
 
 	do(t, ctx, "open the memory view and decode the first row",
 		chromedp.Click(chromedp.CSS(widget+` [data-view="memory"]`)),
@@ -314,7 +314,7 @@ func TestMemoryTraceAndRegisterViews(t *testing.T) {
 	waitFor(t, ctx, "one row", `document.querySelectorAll(".sacc-widget .sw-trace li").length === 1`)
 	kinds := run(t, ctx, "trace rows", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-trace .sw-ev-kind")].map((e) => e.textContent).join(",")`))
 	note := run(t, ctx, "trace note", chromedp.Evaluate[string](`document.querySelector(".sacc-widget .sw-trace-note").textContent`))
-	if kinds != "sacc_doorbell" || note != "1 of 64 events shown." {
+	if kinds != "sacc_doorbell" || note != "1 of 65 events shown." {
 		t.Errorf("filtered trace: rows %q, note %q", kinds, note)
 	}
 	sides := run(t, ctx, "side boxes", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-sides input")].map((e) => e.value).join(",")`))
