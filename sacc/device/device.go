@@ -218,6 +218,13 @@ func (d *Device) WriteBAR0(off uint64, size int, v uint64) {
 		d.guestError(off, size, trace.ErrWidth, v)
 		return
 	}
+	if d.latch(uint32(off), size, v) {
+		// The register holds its new value before the event that records the
+		// write, so that a run held at that event (a monitor's "after event
+		// N") already shows it, as every later look will.
+		d.trace.EmitRegWrite(off, uint64(size), v)
+		return
+	}
 	d.trace.EmitRegWrite(off, uint64(size), v)
 	if size == 8 {
 		// A 64-bit base write is both halves at once; the enable rule applies as
@@ -227,6 +234,30 @@ func (d *Device) WriteBAR0(off uint64, size int, v uint64) {
 		return
 	}
 	d.writeReg32(uint32(off), uint32(v))
+}
+
+// latch takes a write to a plain register — a ring register while the device
+// is disabled, SCRATCH — that only stores its value and causes no event of its
+// own, and reports whether it did. Every other write goes through writeReg32,
+// after its sacc_reg_write, so that the events it causes follow it.
+func (d *Device) latch(off uint32, size int, v uint64) bool {
+	plain := func(o uint32) bool {
+		switch o {
+		case sacc.RegSQBaseLo, sacc.RegSQBaseHi, sacc.RegSQSize, sacc.RegCQBaseLo, sacc.RegCQBaseHi, sacc.RegCQSize:
+			return d.ctrl&sacc.CtrlEnable == 0
+		case sacc.RegSCRATCH:
+			return true
+		}
+		return false
+	}
+	if !plain(off) || size == 8 && !plain(off+4) {
+		return false
+	}
+	d.writeReg32(off, uint32(v))
+	if size == 8 {
+		d.writeReg32(off+4, uint32(v>>32))
+	}
+	return true
 }
 
 func (d *Device) writeReg32(off uint32, v uint32) {
@@ -646,16 +677,24 @@ func (d *Device) post() {
 		ram.Write(seg.phys+sacc.CplPhaseOff, entry[sacc.CplPhaseOff:])
 	}
 	d.trace.EmitDMAWrite(seg.iova, seg.phys, seg.n)
-	d.trace.EmitCQPost(uint64(d.cqTail), uint64(cpl.ReqID), uint64(cpl.Status), uint64(cpl.Phase))
 
-	// §7.2: each side inverts its phase when its index wraps.
+	// The indices move before the event that records the post, so that a run
+	// held at sacc_cq_post shows the slot posted and the descriptor's SQ slot
+	// the driver's again (§7.1); the phase flips with its own event.
+	posted := d.cqTail
+	wrapped := false
 	if d.cqTail++; d.cqTail == d.cqSize {
 		d.cqTail = 0
-		d.phase ^= 1
-		d.trace.EmitPhaseFlip(uint64(d.phase))
+		wrapped = true
 	}
 	if d.sqHead++; d.sqHead == d.sqSize {
 		d.sqHead = 0
+	}
+	d.trace.EmitCQPost(uint64(posted), uint64(cpl.ReqID), uint64(cpl.Status), uint64(cpl.Phase))
+	// §7.2: each side inverts its phase when its index wraps.
+	if wrapped {
+		d.phase ^= 1
+		d.trace.EmitPhaseFlip(uint64(d.phase))
 	}
 	if wantIRQ {
 		d.completionInterrupt()
