@@ -89,6 +89,9 @@ function regWrite(st, ev, ds) {
   const name = ta.reg && !/^\+?0x/.test(ta.reg) ? ta.reg : ds.regName(ev.args.reg);
   const val = ev.args.val;
   const size = ev.args.size;
+  // v1 (§5): ring registers are frozen while CTRL.ENABLE = 1 (the write is a
+  // guest error, and changes nothing).
+  if (st.enabled && /^(SQ|CQ)_(BASE|SIZE)/.test(name || "")) return;
   switch (name) {
     case "SQ_BASE": st.sqBase = size === 8 ? val : (st.sqBase || 0) - ((st.sqBase || 0) % 2 ** 32) + val; break;
     case "SQ_BASE_HI": st.sqBase = ((st.sqBase || 0) % 2 ** 32) + val * 2 ** 32; break;
@@ -465,7 +468,7 @@ export function fold(st, ev, ds) {
     case "syscall": {
       st.syscalls++;
       const nr = textArgs(ev.text).nr || String(a.nr);
-      st.sys.last = { nr, seq: ev.seq, doorbellsBefore: st.doorbells };
+      st.sys.last = { nr, seq: ev.seq, doorbellsBefore: st.doorbells, completionsBefore: st.completions };
       st.sys.byName[nr] = (st.sys.byName[nr] || 0) + 1;
       break;
     }

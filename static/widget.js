@@ -205,6 +205,7 @@ class Widget {
     this.hideError();
     this.narrativeEl.hidden = true;
     this.narrativeEl.replaceChildren();
+    this.endMessage = null; // the run's end (views that chart its results read it)
     if (m.kinds) this.kinds = m.kinds;
     this.requestRedraw(true);
   }
@@ -228,6 +229,7 @@ class Widget {
 
   finish(m) {
     this.ended = true;
+    this.endMessage = m || null;
     this.applyTarget();
     if (m) this.showNarrative(m);
     this.requestRedraw(true);
