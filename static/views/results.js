@@ -76,7 +76,8 @@ export function picture(results, ended, opts) {
   const wide = opts.wide;
   const W = wide ? 760 : 360;
   if (!ended || !results.length) {
-    const t = !ended ? "The results come when the run ends: play it to the end, or jump there." : "This run reports no measurements.";
+    const t = !ended ? "The results come when the run ends" + (opts.total ? " (event " + opts.total + ")" : "") + ": play it to the end, or jump there."
+      : "This run reports no measurements.";
     return el("svg", { class: "sw-chart", role: "img", viewBox: `0 0 ${W} 40`, "data-results": 0 },
       el("title", null, t), el("text", { x: 8, y: 24, class: "sw-muted-text" }, t));
   }
@@ -94,9 +95,12 @@ export function mount(w, panel) {
   const note = render(el("p", { class: "sw-muted" }, "Measured in virtual time by the run itself; the same run gives the same numbers."));
   panel.append(svg, note);
   return {
-    update({ wide }) {
+    update({ wide, pos, tl }) {
+      // The numbers are the outcome: they show once the learner's position has
+      // reached the run's end, not as soon as the server has finished it.
       const m = w.endMessage;
-      renderInto(svg, picture(parseResults(m ? m.log : []), !!m, { id: pre, wide }));
+      const atEnd = !!m && pos >= tl.length;
+      renderInto(svg, picture(parseResults(atEnd ? m.log : []), atEnd, { id: pre, wide, total: tl.length }));
     },
   };
 }

@@ -250,7 +250,7 @@ func TestViewsAreTheRegistry(t *testing.T) {
 			t.Errorf("views[%d] = %v", i, row)
 		}
 	}
-	if !slices.Equal(manifest.ViewNames(), []string{"ring", "garage", "registers", "memory", "trace", "source", "monitor"}) {
+	if !slices.Equal(manifest.ViewNames(), []string{"ring", "garage", "registers", "memory", "trace", "source", "monitor", "cpu", "iommu", "bypass", "config", "results"}) {
 		t.Errorf("ViewNames %v", manifest.ViewNames())
 	}
 }

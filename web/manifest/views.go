@@ -15,17 +15,18 @@ type View struct {
 func Views() []View {
 	return []View{
 		{"ring", "Rings", "views/ring.js"},
-		{"cpu", "Store buffer", "views/cpu.js"},
-		{"iommu", "IOMMU", "views/iommu.js"},
-		{"bypass", "Bypass", "views/bypass.js"},
-		{"config", "Config space", "views/config.js"},
-		{"results", "Results", "views/results.js"},
 		{"garage", "Garage", "views/garage.js"},
 		{"registers", "Registers", "views/registers.js"},
 		{"memory", "Memory", "views/memory.js"},
 		{"trace", "Trace", "views/trace.js"},
 		{"source", "Source", "views/source.js"},
 		{"monitor", "Monitor", "views/monitor.js"},
+		// The pictures of one mechanism each, which the chapters about it name.
+		{"cpu", "Store buffer", "views/cpu.js"},
+		{"iommu", "IOMMU", "views/iommu.js"},
+		{"bypass", "Bypass", "views/bypass.js"},
+		{"config", "Config space", "views/config.js"},
+		{"results", "Results", "views/results.js"},
 	}
 }
 
