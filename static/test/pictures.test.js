@@ -181,7 +181,7 @@ test("kernel bypass: the process's pages, and no system call on the fast path", 
   assert.ok(best >= 2, "doorbells between two system calls: " + best);
   assert.ok(procBells >= 1, "the process rings the doorbell itself");
   const pic = bypass.picture(st, null, bypassRun.length, ds, { id: "t-", wide: true });
-  assert.match(texts(pic), /doorbell page \(device registers\)/);
+  assert.match(texts(pic), /doorbell page \(MMIO\)/);
   assert.equal(bypass.place({ side: "cpu", kind: "cpu_write", src: "sacc/driver/queue.go" }, st), "kernel");
   assert.equal(bypass.place({ side: "cpu", kind: "cpu_write", src: "sacc/user/user.go" }, st), "process");
 });
@@ -223,8 +223,8 @@ test("capstone: the result lines become a chart of throughput and latency per mo
   }
   assert.equal(results.parseResults(["64 MEMCPYs of 4096 bytes", "nothing here"]).length, 0);
   assert.equal(results.picture([], false, { id: "t-", wide: false }).attrs["data-results"], 0);
-  assert.equal(results.niceMax(807), 1000);
-  assert.equal(results.niceMax(41276), 50000);
+  assert.deepEqual(results.axis(850), { top: 1000, ticks: [0, 250, 500, 750, 1000] });
+  assert.deepEqual(results.axis(41276), { top: 60000, ticks: [0, 20000, 40000, 60000] });
 });
 
 test("job: a bulk store leaves the descriptor's contents to the fetch, and the pictures draw every position", () => {

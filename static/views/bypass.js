@@ -31,10 +31,10 @@ export function place(ev, st) {
 
 // pageName says what a mapped page is: the doorbell page, a ring, or memory.
 export function pageName(m, st, ds) {
-  if (m.mmio) return "doorbell page (device registers)";
+  if (m.mmio) return "doorbell page (MMIO)";
   const page = (a) => (a == null ? null : Math.floor(a / ds.pageSize) * ds.pageSize);
-  if (page(st.sqPhys) === m.phys) return "SQ ring (the device reads it)";
-  if (page(st.cqPhys) === m.phys) return "CQ ring (the device writes it)";
+  if (page(st.sqPhys) === m.phys) return "SQ ring";
+  if (page(st.cqPhys) === m.phys) return "CQ ring";
   return "memory";
 }
 
@@ -59,7 +59,8 @@ export function picture(st, ev, pos, ds, opts) {
   const where = place(ev, st);
   const kids = [];
   const colW = wide ? 244 : 352;
-  const H = wide ? 230 : 150;
+  const nmaps = S.procs.reduce((n, p) => n + p.maps.length, 0);
+  const H = wide ? 46 + 16 * Math.max(4, Math.min(11, nmaps)) : 46 + 16 * Math.max(3, Math.min(6, nmaps));
   const boxes = [["process", "Process" + (S.procs.length ? " (pid " + S.procs.map((p) => p.pid).join(", ") + ")" : "")],
     ["kernel", "Kernel"], ["device", "SACC device"]];
   boxes.forEach(([name, label], i) => {

@@ -121,7 +121,8 @@ export function picture(st, ev, pos, ds, opts) {
     steps.forEach((s, i) => {
       const prev = steps[i - 1];
       if (s.write && s.val === 0xffffffffn) lines.push(["write all ones", "0xffffffff", s.seq]);
-      else if (!s.write && prev && prev.write && prev.val === 0xffffffffn) lines.push(["read the mask", hex(s.val) + " → " + sizeText(b.size), s.seq]);
+      else if (!s.write && prev && prev.write && prev.val === 0xffffffffn) lines.push(["read the mask", hex(s.val) + " → " + (b.size ? sizeText(b.size) : "no BAR here"), s.seq]);
+      else if (s.write && b.size === 0) lines.push(["write back", hex(s.val), s.seq]);
       else if (s.write) lines.push(["assign the address", hex(s.val), s.seq]);
       else lines.push(["read", hex(s.val), s.seq]);
     });
@@ -129,7 +130,7 @@ export function picture(st, ev, pos, ds, opts) {
     const h = 22 + lines.length * 15 + (mapped ? 15 : 0);
     kids.push(el("g", { class: "sw-cfg-bar", "data-bar": name ? name.name : b.reg },
       el("rect", { x: bx, y: by, width: bwid, height: h, rx: 5 }),
-      el("text", { x: bx + 8, y: by + 15, class: "sw-box-label" }, (name ? name.name.toUpperCase() : hex(b.reg)) + (b.size ? ": " + sizeText(b.size) : "")),
+      el("text", { x: bx + 8, y: by + 15, class: "sw-box-label" }, (name ? name.name.toUpperCase() : hex(b.reg)) + (b.size ? ": " + sizeText(b.size) : b.size === 0 ? ": not implemented" : "")),
       lines.map(([what, val, seq], i) => el("text", { x: bx + 8, y: by + 30 + i * 15, class: ["sw-cfg-step", ev && ev.seq === seq && "is-hot"] },
         (i + 1) + ". " + what + ": " + val)),
       mapped ? el("text", { x: bx + 8, y: by + 30 + lines.length * 15, class: "sw-cfg-step is-good" }, "decoding at " + hex(mapped.addr)) : null));

@@ -28,47 +28,58 @@ export function parseResults(lines) {
   return out;
 }
 
-// niceMax rounds a chart's top up to 1, 2 or 5 times a power of ten.
-export function niceMax(v) {
+// niceStep rounds a step between grid lines up to 1, 2, 2.5 or 5 times a power
+// of ten.
+export function niceStep(v) {
   if (v <= 0) return 1;
   const p = 10 ** Math.floor(Math.log10(v));
-  for (const k of [1, 2, 5, 10]) if (k * p >= v) return k * p;
+  for (const k of [1, 2, 2.5, 5, 10]) if (k * p >= v) return k * p;
   return 10 * p;
 }
 
-function ticks(max) {
-  const step = max / 4;
-  return [0, 1, 2, 3, 4].map((i) => i * step);
+// axis is a chart's grid for values up to max: about four steps, the top a
+// whole number of them.
+export function axis(max) {
+  const step = niceStep(max / 4);
+  const top = Math.max(step, Math.ceil(max / step) * step);
+  const ticks = [];
+  for (let t = 0; t <= top + step / 2; t += step) ticks.push(t);
+  return { top, ticks };
 }
 
 // chart draws one horizontal bar chart: a row per result, value(r) as the bar,
 // whisker(r) (optional) as a thin line to the maximum.
 function chart(results, x, y, w, title, unit, value, whisker, cls) {
-  const labelW = Math.min(180, w * 0.42), barW = w - labelW - 50, rowH = 24;
-  const max = niceMax(Math.max(...results.map((r) => Math.max(value(r), whisker ? whisker(r) : 0))));
+  // Narrow: each mode's name above its bar, so that long names are not cut.
+  const above = w < 500;
+  const labelW = above ? 0 : Math.min(180, w * 0.42), barW = w - labelW - 56, rowH = above ? 34 : 24;
+  const ax = axis(Math.max(...results.map((r) => Math.max(value(r), whisker ? whisker(r) : 0))));
+  const max = ax.top;
   const X = (v) => x + labelW + (v / max) * barW;
   const kids = [el("text", { x, y: y + 12, class: "sw-box-label" }, title)];
   const top = y + 22, bottom = top + results.length * rowH;
-  for (const t of ticks(max)) {
+  for (const t of ax.ticks) {
     kids.push(el("line", { x1: X(t), x2: X(t), y1: top - 2, y2: bottom, class: "sw-chart-grid" }),
-      el("text", { x: X(t), y: bottom + 12, class: "sw-chart-tick" }, fmt(t)));
+      el("text", { x: X(t), y: bottom + 12 + (above ? 12 : 0), class: "sw-chart-tick" }, fmt(t)));
   }
-  kids.push(el("text", { x: x + labelW + barW, y: bottom + 25, class: "sw-chart-unit" }, unit));
+  kids.push(el("text", { x: x + labelW + barW, y: bottom + 25 + (above ? 12 : 0), class: "sw-chart-unit" }, unit));
   results.forEach((r, i) => {
-    const yy = top + i * rowH;
+    const yy = top + i * rowH + (above ? 12 : 0);
     const v = value(r);
+    const end = whisker ? Math.max(v, whisker(r)) : v;
     kids.push(el("g", { class: ["sw-chart-row", cls], "data-mode": r.mode, "data-value": v },
       el("title", null, r.mode + ": " + v + " " + unit + (whisker ? ", max " + whisker(r) + " " + unit : "")),
-      el("text", { x: x + labelW - 6, y: yy + 15, class: "sw-chart-label" }, r.mode),
-      el("rect", { x: X(0), y: yy + 4, width: Math.max(1, X(v) - X(0)), height: rowH - 9, rx: 2, class: "sw-chart-bar" }),
-      whisker ? el("line", { x1: X(v), x2: X(whisker(r)), y1: yy + rowH / 2, y2: yy + rowH / 2, class: "sw-chart-whisker" }) : null,
-      whisker ? el("line", { x1: X(whisker(r)), x2: X(whisker(r)), y1: yy + 6, y2: yy + rowH - 6, class: "sw-chart-whisker" }) : null,
-      el("text", { x: Math.min(X(v) + 4, x + w - 4), y: yy + 15, class: "sw-chart-value" }, String(v))));
+      above ? el("text", { x: X(0), y: yy - 1, class: "sw-chart-label is-above" }, r.mode)
+        : el("text", { x: x + labelW - 6, y: yy + 15, class: "sw-chart-label" }, r.mode),
+      el("rect", { x: X(0), y: yy + 4, width: Math.max(1, X(v) - X(0)), height: 15, rx: 2, class: "sw-chart-bar" }),
+      whisker ? el("line", { x1: X(v), x2: X(whisker(r)), y1: yy + 11.5, y2: yy + 11.5, class: "sw-chart-whisker" }) : null,
+      whisker ? el("line", { x1: X(whisker(r)), x2: X(whisker(r)), y1: yy + 6, y2: yy + 17, class: "sw-chart-whisker" }) : null,
+      el("text", { x: X(end) + 4, y: yy + 15, class: "sw-chart-value" }, String(v))));
   });
-  return { kids, h: bottom + 30 - y };
+  return { kids, h: bottom + 30 + (above ? 12 : 0) - y };
 }
 
-function fmt(v) { return v >= 10000 ? Math.round(v / 1000) + "k" : String(Math.round(v)); }
+function fmt(v) { return v >= 10000 ? v / 1000 + "k" : String(v); }
 
 // picture draws the results of a run; results is parseResults' answer, ended
 // whether the run's end has arrived.
