@@ -7,6 +7,7 @@ import { render, renderInto, reducedMotion } from "../dom.js";
 import { hex, textArgs } from "../format.js";
 import { el } from "../vnode.js";
 import { cqEntryState, cqOwner, expectedPhase, sqOwner } from "../state.js";
+import { what } from "./cpu.js";
 
 const MAX_SLOTS = 16;
 
@@ -127,8 +128,15 @@ export function picture(st, ev, pos, ds, opts) {
     const sw = Math.min(60, Math.floor((R.x1 - R.x0) / count));
     const compact = sw < 40;
     if (compact) cls0.push("is-compact");
-    const pendingBySlot = {};
-    if (which === "sq") for (const p of st.sb.pending) if (p.ring === "sq") pendingBySlot[p.slot] = (pendingBySlot[p.slot] || 0) + 1;
+    const pendingBySlot = {}, pendingText = {};
+    if (which === "sq") {
+      for (const p of st.sb.pending) {
+        if (p.ring !== "sq") continue;
+        pendingBySlot[p.slot] = (pendingBySlot[p.slot] || 0) + 1;
+        const f = what(p, st, ds).replace(/^SQ slot \d+ ?/, "") || "bytes";
+        (pendingText[p.slot] = pendingText[p.slot] || []).push(f + " ← 0x" + (p.val != null ? p.val.toString(16) : "?"));
+      }
+    }
     for (let i = from; i < to; i++) {
       const x = R.x0 + (i - from) * sw;
       const r = { x: x + 1, y, w: sw - 2, h: R.slotH };
@@ -167,7 +175,7 @@ export function picture(st, ev, pos, ds, opts) {
         }
         if (own === "free" && d.done) cls.push("is-old");
         if (d.overtaken && own === "device") { badges.push(["!", "sw-badge-bad"]); cls.push("is-overtaken"); title += " Published while its stores were still in the store buffer."; }
-        if (pendingBySlot[i]) { badges.push([String(pendingBySlot[i]), "sw-badge-pending"]); title += " " + pendingBySlot[i] + " store(s) still in the store buffer."; }
+        if (pendingBySlot[i]) { badges.push([String(pendingBySlot[i]), "sw-badge-pending"]); title += " Still in the store buffer, not in memory: " + pendingText[i].join(", ") + "."; }
       } else {
         const e = st.cq[i] || {};
         const state = cqEntryState(st, i);
