@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -60,7 +61,19 @@ func seekIn(t *testing.T, ctx context.Context, i, pos int) {
 		w.scrollIntoView();
 		return true;
 	})()`, i, pos)))
-	waitFor(t, ctx, "the position", fmt.Sprintf(`document.querySelectorAll(".sacc-widget")[%d].dataset.seq === "%d"`, i, pos))
+	waitLong(t, ctx, "the position", fmt.Sprintf(`document.querySelectorAll(".sacc-widget")[%d].dataset.seq === "%d"`, i, pos))
+}
+
+// waitLong polls a condition for up to two minutes: these pages re-execute runs
+// on the server and draw large pictures, and on a loaded machine (the whole test
+// suite on two cores) that can take longer than waitFor's 20 s.
+func waitLong(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
 
 // ringInfo is what `info rings` says: each slot's owner, the indices and the
@@ -128,7 +141,7 @@ func inspectRings(t *testing.T, ctx context.Context) string {
 		i.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
 		return true;
 	})()`))
-	waitFor(t, ctx, "the answer", fmt.Sprintf(`document.querySelectorAll(".sacc-widget .sw-monitor-out span").length >= %d`, before+2))
+	waitLong(t, ctx, "the answer", fmt.Sprintf(`document.querySelectorAll(".sacc-widget .sw-monitor-out span").length >= %d`, before+2))
 	out := run(t, ctx, "the answer's text", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-monitor-out span")].at(-1).textContent`))
 	do(t, ctx, "back to the rings", chromedp.Click(chromedp.CSS(widget+` [data-view="ring"]`)))
 	return out
@@ -138,7 +151,7 @@ func inspectRings(t *testing.T, ctx context.Context) string {
 // entry's phase, and the indices.
 func ringDOM(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
-	waitFor(t, ctx, "the ring drawn", `document.querySelector(".sacc-widget svg.sw-ring [data-ring]") !== null`)
+	waitLong(t, ctx, "the ring drawn", `document.querySelector(".sacc-widget svg.sw-ring [data-ring]") !== null`)
 	js := `(() => {
 		const svg = document.querySelector(".sacc-widget svg.sw-ring");
 		const o = {};
@@ -190,7 +203,7 @@ func TestRingAgreesWithTheMonitor(t *testing.T) {
 			errs := consoleErrors(ctx)
 			do(t, ctx, "open the page", chromedp.Navigate(base+"/chapters/00-rings"),
 				chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
-			waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+			waitLong(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
 			for _, pos := range c.at(evs) {
 				if pos <= 0 {
 					t.Fatalf("a chosen position is missing from the run")
@@ -274,9 +287,9 @@ func TestNewPicturesRender(t *testing.T) {
 				errs := consoleErrors(ctx)
 				do(t, ctx, "open the page", chromedp.EmulateViewport(int64(width), 900), chromedp.Navigate(base+"/chapters/00-view"),
 					chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
-				waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+				waitLong(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
 				seekIn(t, ctx, 0, pos)
-				waitFor(t, ctx, c.view+" says what it should at event "+strconv.Itoa(pos),
+				waitLong(t, ctx, c.view+" says what it should at event "+strconv.Itoa(pos),
 					`(() => { const p = document.querySelector(".sacc-widget [role=tabpanel]:not([hidden])"); return !!p && `+c.check+`; })()`)
 				if e := errs(); len(e) > 0 {
 					t.Fatalf("%d px: JavaScript errors: %v", width, e)
@@ -322,7 +335,7 @@ func TestPicturesForTheEye(t *testing.T) {
 			evs := events(t, s.scenario, s.options)
 			do(t, ctx, "open "+s.slug, chromedp.EmulateViewport(int64(width), 900), chromedp.Navigate(base+"/chapters/"+s.slug),
 				chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
-			waitFor(t, ctx, "the run ends", fmt.Sprintf(`document.querySelectorAll(".sacc-widget .sw-conn")[%d].dataset.state === "ended"`, s.widget))
+			waitLong(t, ctx, "the run ends", fmt.Sprintf(`document.querySelectorAll(".sacc-widget .sw-conn")[%d].dataset.state === "ended"`, s.widget))
 			run(t, ctx, "open the view", chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
 				document.querySelectorAll(".sacc-widget")[%d].querySelector('[data-view="%s"]').click(); return true; })()`, s.widget, s.view)))
 			seekIn(t, ctx, s.widget, s.pos(evs))
