@@ -18,11 +18,13 @@ const CONN_TEXT = {
 let widgetCount = 0;
 
 // chooseViews orders a widget's tabs: the views its block asks for (data-views,
-// "trace,source"), then the rest of the registry's; it opens at the first.
+// "trace,source"), then the rest of the registry's but the named-only ones
+// (a picture of one mechanism is a tab only where a block names it); it opens
+// at the first.
 export function chooseViews(wanted, views) {
   const names = views.map((v) => v.name);
   const asked = (wanted || "").split(",").map((v) => v.trim()).filter((v) => names.includes(v));
-  const order = [...new Set([...asked, ...names])];
+  const order = [...new Set([...asked, ...views.filter((v) => !v.named).map((v) => v.name)])];
   return { order, active: order[0] };
 }
 

@@ -249,6 +249,9 @@ func TestViewsAreTheRegistry(t *testing.T) {
 		if at(t, row, "name") != v.Name || at(t, row, "label") != v.Label || at(t, row, "module") != v.Module {
 			t.Errorf("views[%d] = %v", i, row)
 		}
+		if named, _ := row.(map[string]any)["named"].(bool); named != v.Named {
+			t.Errorf("views[%d] named = %v, want %v", i, named, v.Named)
+		}
 	}
 	if !slices.Equal(manifest.ViewNames(), []string{"ring", "garage", "registers", "memory", "trace", "source", "monitor", "cpu", "iommu", "bypass", "config", "results"}) {
 		t.Errorf("ViewNames %v", manifest.ViewNames())
