@@ -227,7 +227,8 @@ func (k Kind) String() string { return k.Info().Name }
 // receives and the browser draws, but that the text trace leaves out unless a
 // TextWriter is asked for them (saccbook run --details). Every driver store
 // would otherwise print twice, once entering the buffer and once landing, and
-// every IOTLB miss five times.
+// every IOTLB miss five times. The monitor's step and trace on print every
+// event, details included: each is one step of the run.
 func (k Kind) Detail() bool {
 	switch k {
 	case CPUStore, CPUStoreCached, IOMMUWalk:

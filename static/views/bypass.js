@@ -94,12 +94,15 @@ export function picture(st, ev, pos, ds, opts) {
   });
   const y = wide ? H + 30 : 3 * (H + 10) + 20;
   const fast = S.fastDoorbells > 0 && S.last;
-  kids.push(el("text", { x: 8, y, class: ["sw-bp-fast", fast && "is-good"] },
-    S.last ? "Since the last system call (event " + S.last.seq + "): " + S.fastDoorbells + " doorbell" + (S.fastDoorbells === 1 ? "" : "s") +
-      ", " + S.fastCompletions + " completion" + (S.fastCompletions === 1 ? "" : "s") + ", 0 system calls"
-      : "No system call yet."));
-  if (fast) kids.push(el("text", { x: 8, y: y + 16, class: "sw-muted-text" }, "the fast path: plain loads and stores to mapped pages, no kernel in the way"));
-  return el("svg", { class: "sw-bypass", role: "img", viewBox: `0 0 ${W} ${y + 24}`, "aria-labelledby": opts.id + "bp-title",
+  const since = S.last ? "Since the last system call (event " + S.last.seq + "):" : "No system call yet.";
+  const counts = S.last ? S.fastDoorbells + " doorbell" + (S.fastDoorbells === 1 ? "" : "s") + ", " + S.fastCompletions +
+    " completion" + (S.fastCompletions === 1 ? "" : "s") + ", 0 system calls" : "";
+  const lines = wide ? [[since + " " + counts, "sw-bp-fast"]] : [[since, "sw-bp-fast"], [counts, "sw-bp-fast"]];
+  if (fast) lines.push(...(wide ? [["the fast path: plain loads and stores to mapped pages, no kernel in the way", "sw-muted-text"]]
+    : [["the fast path: plain loads and stores to", "sw-muted-text"], ["mapped pages, no kernel in the way", "sw-muted-text"]]));
+  lines.forEach(([t, cls], i) => { if (t) kids.push(el("text", { x: 8, y: y + i * 16, class: [cls, fast && cls === "sw-bp-fast" && "is-good"] }, t)); });
+  const end = y + lines.length * 16;
+  return el("svg", { class: "sw-bypass", role: "img", viewBox: `0 0 ${W} ${end + 8}`, "aria-labelledby": opts.id + "bp-title",
     "data-syscalls": S.syscalls, "data-fast-doorbells": S.fastDoorbells, "data-place": where || "" },
   el("title", { id: opts.id + "bp-title" }, "Process, kernel and device at event " + pos), kids);
 }

@@ -120,6 +120,9 @@ type Kind struct {
 	Side string   `json:"side"`
 	Args []string `json:"args"`
 	Doc  string   `json:"doc"`
+	// Detail marks the fine-grained kinds the text trace leaves out by default
+	// (trace.Kind.Detail): a trace view may too.
+	Detail bool `json:"detail,omitempty"`
 }
 
 // Scenario is one runnable story of the catalogue.
@@ -186,7 +189,7 @@ func Kinds() map[string]Kind {
 	out := map[string]Kind{}
 	for _, k := range trace.Kinds() {
 		info := k.Info()
-		d := Kind{Side: info.Side.String(), Args: []string{}, Doc: info.Doc}
+		d := Kind{Side: info.Side.String(), Args: []string{}, Doc: info.Doc, Detail: k.Detail()}
 		for _, a := range info.Args {
 			d.Args = append(d.Args, a.Name)
 		}
