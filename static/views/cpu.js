@@ -56,13 +56,13 @@ export function picture(st, ev, pos, ds, opts) {
     shown.forEach((r, i) => {
       const yy = y + 44 + i * rowH;
       const hot = mark(r);
-      g.push(el("g", { class: ["sw-sb-row", cls, hot && "is-hot", r.outOfOrder && "is-reordered", r.ring === "sq" && "is-sq"] },
+      g.push(el("g", { class: ["sw-sb-row", cls, hot && "is-hot", r.outOfOrder && "is-reordered", r.ring === "sq" && "is-sq", r.cached && "is-cached"] },
         el("title", null, "store at event " + r.seq + " to " + hex(r.addr) + " " + storeText(r) + ", " + r.what +
           (r.landedSeq ? "; landed at event " + r.landedSeq + (r.cached ? " into a dirty cache line (DMA does not see it yet)" : "") +
             (r.outOfOrder ? ", before an older store: out of program order" : "") : "; not visible to the device yet")),
         el("rect", { x: x + 6, y: yy, width: colW - 12, height: rowH - 3, rx: 3 }),
         el("text", { x: x + 12, y: yy + 12, class: "sw-sb-n" }, r.order ? String(r.order) : "#" + r.seq),
-        el("text", { x: x + 52, y: yy + 12, class: "sw-sb-what" }, r.what),
+        el("text", { x: x + 52, y: yy + 12, class: "sw-sb-what" }, r.cached ? "cache: " + r.what : r.what),
         el("text", { x: x + colW - 10, y: yy + 12, class: "sw-sb-val" }, storeText(r))));
     });
     if (list.length > ROWS) g.push(el("text", { x: x + 8, y: y + 44 + ROWS * rowH + 10, class: "sw-muted-text" }, "… and " + (list.length - ROWS) + " more"));
@@ -76,7 +76,7 @@ export function picture(st, ev, pos, ds, opts) {
     R.pending, "is-pending", (r) => r.seq === cur));
   const x2 = wide ? colW + 14 : 2, y2 = wide ? 2 : H1 + 10;
   kids.push(el("rect", { x: x2, y: y2, width: colW, height: H1, rx: 6, class: "sw-sb-box sw-sb-mem" }));
-  kids.push(...col(x2, y2, "Landed in memory", "numbered in the order they drained", R.landed, "is-landed", (r) => r.landedSeq === cur));
+  kids.push(...col(x2, y2, "Drained", "numbered in drain order (to memory, or to the cache)", R.landed, "is-landed", (r) => r.landedSeq === cur));
   let y = y2 + H1 + 22;
   const b = R.barrier;
   const bHot = k === "cpu_barrier";
