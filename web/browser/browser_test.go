@@ -274,6 +274,9 @@ func TestSourceViewShowsTheDriverLine(t *testing.T) {
 // seek moves the first widget to an event position, as dragging the scrub bar does.
 func seek(t *testing.T, ctx context.Context, pos int) {
 	t.Helper()
+	// Until the widget next draws, the range input may not know the log's
+	// length yet, and would clamp the value to its old end.
+	waitFor(t, ctx, "the scrubber reaches the position", fmt.Sprintf(`Number(document.querySelector(".sacc-widget input[type=range]").max) >= %d`, pos))
 	run(t, ctx, "seek", chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
 		const r = document.querySelector(".sacc-widget input[type=range]");
 		r.value = "%d";

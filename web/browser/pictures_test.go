@@ -53,6 +53,10 @@ func nth(evs []trace.Event, k trace.Kind, n int) int {
 // seekIn moves the i-th widget of the page to pos and waits for it to show it.
 func seekIn(t *testing.T, ctx context.Context, i, pos int) {
 	t.Helper()
+	// The range input learns the log's length when the widget next draws: a
+	// value set before that would be clamped to the old end.
+	waitLong(t, ctx, "the scrubber reaches the position", fmt.Sprintf(
+		`Number(document.querySelectorAll(".sacc-widget")[%d].querySelector("input[type=range]").max) >= %d`, i, pos))
 	run(t, ctx, "seek", chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
 		const w = document.querySelectorAll(".sacc-widget")[%d];
 		const r = w.querySelector("input[type=range]");
@@ -321,6 +325,8 @@ func TestPicturesForTheEye(t *testing.T) {
 		{"06-phase-bits", 0, "phases", nil, "ring", func(e []trace.Event) int { return nth(e, trace.DriverCQ, 6) }, "chapter06-ring"},
 		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) }, "chapter07-storebuffer"},
 		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "ring", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) }, "chapter07-ring"},
+		{"07-ordering-and-coherency", 0, "barriers", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) - 1 }, "chapter07-x86"},
+		{"07-ordering-and-coherency", 2, "dma-sync", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.CPUStoreCached, 6) }, "chapter07-cache"},
 		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nth(e, trace.IOMMUFault, 1) }, "chapter09-fault"},
 		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nth(e, trace.IOMMUInvalidate, 3) - 1 }, "chapter09-stale"},
 		{"10-kernel-bypass", 0, "bypass-tour", nil, "bypass", func(e []trace.Event) int { return nth(e, trace.Doorbell, 3) }, "chapter10-bypass"},
