@@ -62,22 +62,25 @@ export function picture(st, ev, pos, ds, opts) {
             (r.outOfOrder ? ", before an older store: out of program order" : "") : "; not visible to the device yet")),
         el("rect", { x: x + 6, y: yy, width: colW - 12, height: rowH - 3, rx: 3 }),
         el("text", { x: x + 12, y: yy + 12, class: "sw-sb-n" }, r.order ? String(r.order) : "#" + r.seq),
-        el("text", { x: x + 52, y: yy + 12, class: "sw-sb-what" }, r.cached ? "cache: " + r.what : r.what),
+        el("text", { x: x + 52, y: yy + 12, class: "sw-sb-what" }, r.cached ? r.what.replace(/^memory /, "") + " → cache" : r.what),
         el("text", { x: x + colW - 10, y: yy + 12, class: "sw-sb-val" }, storeText(r))));
     });
-    if (list.length > ROWS) g.push(el("text", { x: x + 8, y: y + 44 + ROWS * rowH + 10, class: "sw-muted-text" }, "… and " + (list.length - ROWS) + " more"));
-    if (!list.length) g.push(el("text", { x: x + 12, y: y + 56, class: "sw-muted-text" }, cls === "is-pending" ? "empty: everything the CPU stored is in memory" : "nothing has drained yet"));
+    if (list.length > ROWS) g.push(el("text", { x: x + 8, y: y + 44 + ROWS * rowH + 8, class: "sw-muted-text" }, "… and " + (list.length - ROWS) + " more"));
+    if (!list.length) g.push(el("text", { x: x + 12, y: y + 56, class: "sw-muted-text" }, cls === "is-pending" ? "empty: every store has drained" : "nothing has drained yet"));
     return g;
   };
-  const H1 = 44 + ROWS * rowH + 18;
+  // Boxes as tall as their lists (side by side: the longer of the two).
+  const fit = (n) => 44 + Math.max(1, Math.min(ROWS, n)) * rowH + (n > ROWS ? 18 : 8);
+  const H1 = wide ? fit(Math.max(R.pending.length, R.landed.length)) : fit(R.pending.length);
+  const H2 = wide ? H1 : fit(R.landed.length);
   const cur = ev && ev.seq;
   kids.push(el("rect", { x: 2, y: 2, width: colW, height: H1, rx: 6, class: "sw-sb-box" }));
   kids.push(...col(2, 2, "Store buffer: " + R.pending.length + " waiting", "program order; the device cannot see these",
     R.pending, "is-pending", (r) => r.seq === cur));
   const x2 = wide ? colW + 14 : 2, y2 = wide ? 2 : H1 + 10;
-  kids.push(el("rect", { x: x2, y: y2, width: colW, height: H1, rx: 6, class: "sw-sb-box sw-sb-mem" }));
+  kids.push(el("rect", { x: x2, y: y2, width: colW, height: H2, rx: 6, class: "sw-sb-box sw-sb-mem" }));
   kids.push(...col(x2, y2, "Drained", "numbered in drain order (to memory, or to the cache)", R.landed, "is-landed", (r) => r.landedSeq === cur));
-  let y = y2 + H1 + 22;
+  let y = y2 + H2 + 22;
   const b = R.barrier;
   const bHot = k === "cpu_barrier";
   kids.push(el("text", { x: 8, y, class: ["sw-sb-barrier", bHot && "is-hot"] },

@@ -325,7 +325,7 @@ func TestPicturesForTheEye(t *testing.T) {
 		{"06-phase-bits", 0, "phases", nil, "ring", func(e []trace.Event) int { return nth(e, trace.DriverCQ, 6) }, "chapter06-ring"},
 		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) }, "chapter07-storebuffer"},
 		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "ring", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) }, "chapter07-ring"},
-		{"07-ordering-and-coherency", 0, "barriers", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) - 1 }, "chapter07-x86"},
+		{"07-ordering-and-coherency", 0, "barriers", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) - 1 }, "chapter07-wmb"},
 		{"07-ordering-and-coherency", 2, "dma-sync", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.CPUStoreCached, 6) }, "chapter07-cache"},
 		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nth(e, trace.IOMMUFault, 1) }, "chapter09-fault"},
 		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nth(e, trace.IOMMUInvalidate, 3) - 1 }, "chapter09-stale"},
