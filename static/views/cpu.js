@@ -35,6 +35,17 @@ export function rows(st, ds) {
   return { pending: pend, landed, barrier: sb.barrier, overtakes: sb.overtakes, max: sb.max };
 }
 
+// wrap splits text into lines of at most n characters, at spaces.
+export function wrap(text, n) {
+  const out = [];
+  let line = "";
+  for (const w of text.split(" ")) {
+    if (line && line.length + 1 + w.length > n) { out.push(line); line = w; } else line = line ? line + " " + w : w;
+  }
+  if (line) out.push(line);
+  return out;
+}
+
 function storeText(r) {
   return "← " + (r.val != null ? "0x" + r.val.toString(16) : "?") + " (" + r.size + " B)";
 }
@@ -81,30 +92,32 @@ export function picture(st, ev, pos, ds, opts) {
   kids.push(el("rect", { x: x2, y: y2, width: colW, height: H2, rx: 6, class: "sw-sb-box sw-sb-mem" }));
   kids.push(...col(x2, y2, "Drained", "numbered in drain order (to memory, or to the cache)", R.landed, "is-landed", (r) => r.landedSeq === cur));
   let y = y2 + H2 + 22;
+  const n = wide ? 118 : 56;
+  const para = (text, cls, attrs) => {
+    const g = el("g", { class: cls, ...attrs });
+    for (const line of wrap(text, n)) { g.kids.push(el("text", { x: 8, y }, line)); y += 16; }
+    kids.push(g);
+    return g;
+  };
   const b = R.barrier;
-  const bHot = k === "cpu_barrier";
-  kids.push(el("text", { x: 8, y, class: ["sw-sb-barrier", bHot && "is-hot"] },
-    b ? "Last barrier: " + b.op + " at event " + b.seq + (b.op === "rmb" ? " (orders loads; drains nothing)" : ", drained " + b.drained + " store(s)")
-      : "No barrier yet: on arm64 only a wmb, mb or writel empties the buffer."));
-  y += 20;
+  para(b ? "Last barrier: " + b.op + " at event " + b.seq + (b.op === "rmb" ? " (orders loads; drains nothing)" : ", drained " + b.drained + " store(s)")
+    : "No barrier yet: on arm64 only a wmb, mb or writel empties the buffer.", ["sw-sb-barrier", k === "cpu_barrier" && "is-hot"]);
+  y += 4;
   const ot = R.overtakes;
   if (ot.length) {
     const last = ot[ot.length - 1];
     const slots = last.slots.map((s) => "slot " + s.slot + " (" + s.stores + " store" + (s.stores > 1 ? "s" : "") + ")").join(", ");
-    kids.push(el("g", { class: ["sw-sb-overtake", k === "sacc_doorbell" && cur === last.seq && "is-hot"] },
-      el("title", null, "§7.4: each descriptor must be visible in memory before the doorbell that publishes it"),
-      el("text", { x: 8, y }, "Doorbell overtook the descriptor" + (ot.length > 1 ? " (" + ot.length + " times)" : "") + ": at event " + last.seq +
-        " the device was told about " + slots),
-      el("text", { x: 8, y: y + 16 }, "while those stores were still in the buffer: the device can fetch what memory held before.")));
-    y += 34;
+    const g = para("Doorbell overtook the descriptor" + (ot.length > 1 ? " (" + ot.length + " times)" : "") + ": at event " + last.seq +
+      " the device was told about " + slots + " while those stores were still in the buffer: it can fetch what memory held before.",
+    ["sw-sb-overtake", k === "sacc_doorbell" && cur === last.seq && "is-hot"]);
+    g.kids.unshift(el("title", null, "§7.4: each descriptor must be visible in memory before the doorbell that publishes it"));
   } else {
-    kids.push(el("text", { x: 8, y, class: "sw-muted-text" }, "No doorbell has overtaken a descriptor."));
-    y += 18;
+    para("No doorbell has overtaken a descriptor.", "sw-muted-text");
   }
   if (k === "cpu_store" || k === "cpu_write" || k === "cpu_store_cached") {
     const ta = textArgs(ev.text);
-    kids.push(el("text", { x: 8, y: y + 4, class: "sw-sb-now" }, (k === "cpu_store" ? "Now: a store enters the buffer, " : k === "cpu_write" ? "Now: a store lands in memory, " : "Now: a store drains into the cache, ") + ta.addr));
-    y += 18;
+    y += 4;
+    para((k === "cpu_store" ? "Now: a store enters the buffer, " : k === "cpu_write" ? "Now: a store lands in memory, " : "Now: a store drains into the cache, ") + ta.addr, "sw-sb-now");
   }
   return el("svg", { class: "sw-sb", role: "img", viewBox: `0 0 ${W} ${y + 6}`, "aria-labelledby": opts.id + "sb-title",
     "data-pending": R.pending.length, "data-overtakes": ot.length },
