@@ -44,7 +44,7 @@ const (
 
 // contentSecurityPolicy allows the book's own scripts, styles and websocket and
 // nothing else: no inline script or style, no other site.
-const contentSecurityPolicy = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+const contentSecurityPolicy = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
 // hostMatcher decides whether a Host header names this server.
 type hostMatcher struct {

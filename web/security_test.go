@@ -155,7 +155,7 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 		w := ts.do(http.MethodGet, tc.path, h)
 		for name, want := range map[string]string{
-			"Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'",
+			"Content-Security-Policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
 			"X-Content-Type-Options":  "nosniff",
 			"Referrer-Policy":         "no-referrer",
 		} {
