@@ -311,9 +311,10 @@ func plainText(n ast.Node, src []byte) string {
 // picks an event of the run by its kind, optionally its arguments and which
 // occurrence: sacc_phase_flip (the first phase flip), sacc_fetch#3 (the third
 // fetch), sacc_fetch(sq_head=0)#2 (the second fetch from slot 0),
-// cpu_write(size=32&addr=0x100000). Events are named by what happens, not by
-// position, so a marker stays on its event when the model changes what comes
-// before it.
+// cpu_write(size=32&addr=0x100000), and counted from an earlier marker of the
+// block with >NAME: sacc_fetch>bell (the first fetch after the marker bell).
+// Events are named by what happens, not by position, so a marker stays on its
+// event when the model changes what comes before it.
 //
 // start is where the widget opens: a marker's NAME, or an event position; seq=N
 // is the older spelling of start=N. fold says which kinds of long setup
@@ -335,8 +336,9 @@ type Marker struct {
 	Name  string            `json:"name"`
 	Label string            `json:"label"`
 	Kind  string            `json:"kind"`
-	Args  map[string]uint64 `json:"args"` // the event's arguments must have these values
-	N     int               `json:"n"`    // the Nth such event, from 1
+	Args  map[string]uint64 `json:"args"`  // the event's arguments must have these values
+	N     int               `json:"n"`     // the Nth such event, from 1
+	After string            `json:"after"` // counted after this earlier marker's event; "" from the start
 }
 
 // widgetNode is a Widget in the Markdown syntax tree.
@@ -511,10 +513,10 @@ func (w *Widget) setStart(v string, seqKey bool) error {
 }
 
 // markerName is a marker's name: its label, with dashes for spaces.
-var markerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+var markerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
-// markerEvent is a marker's event: KIND, (ARG=VALUE&…), #N.
-var markerEvent = regexp.MustCompile(`^([a-z][a-z0-9_]*)(?:\(([^()]*)\))?(?:#([0-9]+))?$`)
+// markerEvent is a marker's event: KIND, (ARG=VALUE&…), #N, >MARKER.
+var markerEvent = regexp.MustCompile(`^([a-z][a-z0-9_]*)(?:\(([^()]*)\))?(?:#([0-9]+))?(?:>([A-Za-z0-9][A-Za-z0-9_-]*))?$`)
 
 // maxExact is the largest argument value a browser compares exactly (2^53).
 const maxExact = 1 << 53
@@ -535,7 +537,7 @@ func parseMarkers(v string) ([]Marker, error) {
 		}
 		p := markerEvent.FindStringSubmatch(ev)
 		if p == nil {
-			return nil, fmt.Errorf("%s=%s: want KIND, KIND#N or KIND(ARG=VALUE&…)#N", name, ev)
+			return nil, fmt.Errorf("%s=%s: want KIND, KIND#N, KIND(ARG=VALUE&…)#N or KIND>MARKER", name, ev)
 		}
 		kind, ok := kinds[p[1]]
 		if !ok {
@@ -564,6 +566,12 @@ func parseMarkers(v string) ([]Marker, error) {
 				return nil, fmt.Errorf("%s=%s: #%s: occurrences count from 1", name, ev, p[3])
 			}
 			m.N = n
+		}
+		if p[4] != "" {
+			if !slices.ContainsFunc(out, func(o Marker) bool { return o.Name == p[4] }) {
+				return nil, fmt.Errorf("%s=%s: >%s: not a marker before it in the block", name, ev, p[4])
+			}
+			m.After = p[4]
 		}
 		out = append(out, m)
 	}

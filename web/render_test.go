@@ -42,9 +42,9 @@ func TestWidgetBlocks(t *testing.T) {
 		{name: "negative seq", info: "sacc-run scenario=job seq=-1", err: "seq=-1"},
 		{name: "body", info: "sacc-run scenario=job", body: "views=ring\n", err: "has no body"},
 		{name: "markers and a start", info: "sacc-run scenario=rings markers=bell=sacc_doorbell,first-wrap=sacc_phase_flip,slot0=sacc_fetch(sq_head=0&addr=0x100000)#2 start=first-wrap fold=enumeration",
-			want: `data-seq="0" data-start="first-wrap" data-markers="[{&#34;name&#34;:&#34;bell&#34;,&#34;label&#34;:&#34;bell&#34;,&#34;kind&#34;:&#34;sacc_doorbell&#34;,&#34;args&#34;:{},&#34;n&#34;:1},` +
-				`{&#34;name&#34;:&#34;first-wrap&#34;,&#34;label&#34;:&#34;first wrap&#34;,&#34;kind&#34;:&#34;sacc_phase_flip&#34;,&#34;args&#34;:{},&#34;n&#34;:1},` +
-				`{&#34;name&#34;:&#34;slot0&#34;,&#34;label&#34;:&#34;slot0&#34;,&#34;kind&#34;:&#34;sacc_fetch&#34;,&#34;args&#34;:{&#34;addr&#34;:1048576,&#34;sq_head&#34;:0},&#34;n&#34;:2}]" data-folds="enumeration">`},
+			want: `data-seq="0" data-start="first-wrap" data-markers="[{&#34;name&#34;:&#34;bell&#34;,&#34;label&#34;:&#34;bell&#34;,&#34;kind&#34;:&#34;sacc_doorbell&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
+				`{&#34;name&#34;:&#34;first-wrap&#34;,&#34;label&#34;:&#34;first wrap&#34;,&#34;kind&#34;:&#34;sacc_phase_flip&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
+				`{&#34;name&#34;:&#34;slot0&#34;,&#34;label&#34;:&#34;slot0&#34;,&#34;kind&#34;:&#34;sacc_fetch&#34;,&#34;args&#34;:{&#34;addr&#34;:1048576,&#34;sq_head&#34;:0},&#34;n&#34;:2,&#34;after&#34;:&#34;&#34;}]" data-folds="enumeration">`},
 		{name: "start at a position", info: "sacc-run scenario=job start=7 fold=none", want: `data-seq="7" data-start="" data-markers="[]" data-folds="">`},
 		{name: "unknown marker kind", info: "sacc-run scenario=job markers=bell=sacc_dorbell", err: `bell=sacc_dorbell: no event kind "sacc_dorbell"`},
 		{name: "unknown marker argument", info: "sacc-run scenario=job markers=bell=sacc_doorbell(tail=1)", err: `sacc_doorbell has no argument "tail" (has: sq_tail, sq_head)`},
@@ -52,7 +52,10 @@ func TestWidgetBlocks(t *testing.T) {
 		{name: "bad occurrence", info: "sacc-run scenario=job markers=bell=sacc_doorbell#0", err: "#0: occurrences count from 1"},
 		{name: "malformed marker", info: "sacc-run scenario=job markers=bell", err: `"bell": want NAME=EVENT`},
 		{name: "malformed marker event", info: "sacc-run scenario=job markers=bell=sacc_doorbell#x", err: "want KIND, KIND#N"},
-		{name: "marker name", info: "sacc-run scenario=job markers=the_bell=sacc_doorbell", err: `"the_bell=sacc_doorbell": want NAME=EVENT`},
+		{name: "marker name", info: "sacc-run scenario=job markers=-bell=sacc_doorbell", err: `"-bell=sacc_doorbell": want NAME=EVENT`},
+		{name: "marker after a marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell,next_fetch=sacc_fetch>bell",
+			want: `{&#34;name&#34;:&#34;next_fetch&#34;,&#34;label&#34;:&#34;next_fetch&#34;,&#34;kind&#34;:&#34;sacc_fetch&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;bell&#34;}`},
+		{name: "marker after a later marker", info: "sacc-run scenario=job markers=fetch=sacc_fetch>bell,bell=sacc_doorbell", err: "fetch=sacc_fetch>bell: >bell: not a marker before it"},
 		{name: "repeated marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell,bell=sacc_fetch", err: "bell given twice"},
 		{name: "start names no marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell start=fetch", err: "start=fetch: no such marker (have: bell)"},
 		{name: "start without markers", info: "sacc-run scenario=job start=fetch", err: "start=fetch: the block has no markers"},
