@@ -87,6 +87,8 @@ func TestAnOptionChangesTheRun(t *testing.T) {
 	if !strings.Contains(values, "4") || current != "8" {
 		t.Fatalf("size offers %q with %q chosen; want 4 among them and the default, 8", values, current)
 	}
+	// The reader is on a marker when the option changes: the new run opens there.
+	do(t, ctx, "go to the tail's wrap", chromedp.Click(chromedp.CSS(w+` [data-marker="tail-wraps"]`)))
 	slots := func() int {
 		return run(t, ctx, "SQ slots", chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, w+" .sw-ring .sw-slot")))
 	}
@@ -96,6 +98,9 @@ func TestAnOptionChangesTheRun(t *testing.T) {
 	waitFor(t, ctx, "a new run", fmt.Sprintf(`(() => { const w = document.querySelector(%q);
 		return w.dataset.run === "ended" && Number(w.dataset.total) !== %d; })()`, w, before))
 	after := num(t, ctx, w, "data-total")
+	if at, m := num(t, ctx, w, "data-seq"), num(t, ctx, w+` [data-marker="tail-wraps"]`, "data-marker-seq"); at != m {
+		t.Errorf("after the change the widget is at #%d, not at the marker it was on (now #%d)", at, m)
+	}
 	seek(t, ctx, after) // the rings as they end up
 	if got := slots(); slotsBefore != 0 && got == slotsBefore {
 		t.Errorf("the ring view draws %d SQ slots with size 4 and with size 8", got)
@@ -202,6 +207,34 @@ func TestMarkersAndJumps(t *testing.T) {
 	// A kind the run does not have is not offered.
 	if vis := run(t, ctx, "next fault", chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).hidden`, w+` [data-action="next"][data-kind="fault"]`))); !vis {
 		t.Error("chapter 00's run has no fault, yet next fault is offered")
+	}
+	noErrors(t, errs)
+}
+
+// TestOutcomeWaitsForTheEnd: what the run reported is in the page from the
+// start, hidden until the run has been played to its end.
+func TestOutcomeWaitsForTheEnd(t *testing.T) {
+	base := server(t)
+	ctx := browser(t, 1280, 900)
+	errs := consoleErrors(ctx)
+	w := nth(1)
+	do(t, ctx, "open chapter 00", chromedp.Navigate(base+"/chapters/00-the-journey-of-one-job"),
+		chromedp.WaitVisible(chromedp.CSS(w+` [data-action="play"]`)))
+	ended(t, ctx, w)
+	o := w + " [data-outcome]"
+	state := func() string {
+		return run(t, ctx, "the outcome", chromedp.Evaluate[string](fmt.Sprintf(`(() => { const o = document.querySelector(%q);
+			return o ? (o.hidden || o.offsetParent === null ? "hidden" : "shown") + ": " + o.textContent : "absent"; })()`, o)))
+	}
+	if got := state(); !strings.HasPrefix(got, "hidden: What the run reported") || !strings.Contains(got, "job 1 completed") {
+		t.Fatalf("before play the outcome is %q; want it in the page, filled, and hidden", got)
+	}
+	setSelect(t, ctx, w+" select.sw-speed", "max")
+	do(t, ctx, "play at full speed", chromedp.Click(chromedp.CSS(w+` [data-action="play"]`)))
+	waitFor(t, ctx, "the end", fmt.Sprintf(`document.querySelector(%q).dataset.seq === document.querySelector(%q).dataset.total`, w, w))
+	waitFor(t, ctx, "the outcome shows", fmt.Sprintf(`!document.querySelector(%q).hidden`, o))
+	if got := state(); !strings.HasPrefix(got, "shown: ") {
+		t.Fatalf("after playing to the end the outcome is %q", got)
 	}
 	noErrors(t, errs)
 }
