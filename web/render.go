@@ -650,8 +650,8 @@ func renderWidget(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.Wa
 	if err != nil {
 		return ast.WalkStop, fmt.Errorf("widget %d: markers: %w", wd.Index, err)
 	}
-	fmt.Fprintf(w, `<div class="sacc-widget" data-widget="%d" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d" data-start="%s" data-markers="%s" data-folds="%s">`,
-		wd.Index, html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq,
+	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d" data-widget="%d" data-start="%s" data-markers="%s" data-folds="%s">`,
+		html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq, wd.Index,
 		html.EscapeString(wd.Start), html.EscapeString(string(mj)), html.EscapeString(strings.Join(wd.Folds, ",")))
 	fmt.Fprintf(w, `<noscript>This live widget needs JavaScript; run it in a terminal with <code>%s</code></noscript></div>`+"\n",
 		html.EscapeString(cmd))

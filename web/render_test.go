@@ -21,9 +21,9 @@ func TestWidgetBlocks(t *testing.T) {
 		err  string
 	}{
 		{name: "everything", info: "sacc-run scenario=driver options=cpu=arm64,irq=on views=ring,garage",
-			want: `<div class="sacc-widget" data-widget="1" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0" data-start="" data-markers="[]" data-folds="enumeration,fill,readback"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run driver --set cpu=arm64,irq=on</code></noscript></div>`},
+			want: `<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0" data-widget="1" data-start="" data-markers="[]" data-folds="enumeration,fill,readback"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run driver --set cpu=arm64,irq=on</code></noscript></div>`},
 		{name: "scenario only", info: "sacc-run scenario=job",
-			want: `<div class="sacc-widget" data-widget="1" data-scenario="job" data-options="" data-views="" data-seq="0" data-start="" data-markers="[]" data-folds="enumeration,fill,readback"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run job</code></noscript></div>`},
+			want: `<div class="sacc-widget" data-scenario="job" data-options="" data-views="" data-seq="0" data-widget="1" data-start="" data-markers="[]" data-folds="enumeration,fill,readback"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run job</code></noscript></div>`},
 		{name: "start position", info: "sacc-run   scenario=mixed\tseq=42",
 			want: `data-scenario="mixed" data-options="" data-views="" data-seq="42"`},
 		{name: "every view", info: "sacc-run scenario=bypass views=ring,garage,registers,memory,trace,source,monitor options=cpu=x86",
@@ -42,10 +42,10 @@ func TestWidgetBlocks(t *testing.T) {
 		{name: "negative seq", info: "sacc-run scenario=job seq=-1", err: "seq=-1"},
 		{name: "body", info: "sacc-run scenario=job", body: "views=ring\n", err: "has no body"},
 		{name: "markers and a start", info: "sacc-run scenario=rings markers=bell=sacc_doorbell,first-wrap=sacc_phase_flip,slot0=sacc_fetch(sq_head=0&addr=0x100000)#2 start=first-wrap fold=enumeration",
-			want: `data-seq="0" data-start="first-wrap" data-markers="[{&#34;name&#34;:&#34;bell&#34;,&#34;label&#34;:&#34;bell&#34;,&#34;kind&#34;:&#34;sacc_doorbell&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
+			want: `data-seq="0" data-widget="1" data-start="first-wrap" data-markers="[{&#34;name&#34;:&#34;bell&#34;,&#34;label&#34;:&#34;bell&#34;,&#34;kind&#34;:&#34;sacc_doorbell&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
 				`{&#34;name&#34;:&#34;first-wrap&#34;,&#34;label&#34;:&#34;first wrap&#34;,&#34;kind&#34;:&#34;sacc_phase_flip&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
 				`{&#34;name&#34;:&#34;slot0&#34;,&#34;label&#34;:&#34;slot0&#34;,&#34;kind&#34;:&#34;sacc_fetch&#34;,&#34;args&#34;:{&#34;addr&#34;:1048576,&#34;sq_head&#34;:0},&#34;n&#34;:2,&#34;after&#34;:&#34;&#34;}]" data-folds="enumeration">`},
-		{name: "start at a position", info: "sacc-run scenario=job start=7 fold=none", want: `data-seq="7" data-start="" data-markers="[]" data-folds="">`},
+		{name: "start at a position", info: "sacc-run scenario=job start=7 fold=none", want: `data-seq="7" data-widget="1" data-start="" data-markers="[]" data-folds="">`},
 		{name: "unknown marker kind", info: "sacc-run scenario=job markers=bell=sacc_dorbell", err: `bell=sacc_dorbell: no event kind "sacc_dorbell"`},
 		{name: "unknown marker argument", info: "sacc-run scenario=job markers=bell=sacc_doorbell(tail=1)", err: `sacc_doorbell has no argument "tail" (has: sq_tail, sq_head)`},
 		{name: "bad marker value", info: "sacc-run scenario=job markers=bell=sacc_doorbell(sq_tail=x)", err: "sq_tail=x: want a number"},
