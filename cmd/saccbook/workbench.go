@@ -170,7 +170,8 @@ func shorten(s string, n int) string {
 // check
 
 // check runs the tests of one exercise (id) or of every started one (id ""),
-// records the outcome and prints the table.
+// records the outcome and prints the table. It exits with status 1 when any
+// exercise it ran failed, so that scripts and CI can rely on its exit code.
 func (w *bench) check(ctx context.Context, id string) error {
 	var run []*workbook.Exercise
 	if id != "" {
@@ -189,18 +190,26 @@ func (w *bench) check(ctx context.Context, id string) error {
 				run = append(run, ex)
 			}
 		}
+		if len(run) == 0 {
+			fmt.Fprintln(w.out, "You have not started any exercise yet, so there is nothing to check.")
+		}
 	}
 	results, err := w.test(ctx, run)
 	if err != nil {
 		return err
 	}
 	if id != "" {
-		ex := run[0]
-		r := results[ex.ID]
-		if !r.Passed {
+		if r := results[run[0].ID]; !r.Passed {
 			fmt.Fprintln(w.out, r.Report())
 		}
-		w.verdict(ex, r)
+	}
+	failing := 0
+	for _, ex := range run {
+		r := results[ex.ID]
+		w.verdict(ex, r, id != "")
+		if !r.Passed {
+			failing++
+		}
 	}
 	st, err := w.statuses()
 	if err != nil {
@@ -213,6 +222,9 @@ func (w *bench) check(ctx context.Context, id string) error {
 	w.table(st, results)
 	fmt.Fprintln(w.out)
 	w.footer(st, results)
+	if failing > 0 {
+		return exitStatus(1) // every failure is on the screen already
+	}
 	return nil
 }
 
@@ -243,31 +255,25 @@ func (w *bench) test(ctx context.Context, exs []*workbook.Exercise) (map[string]
 	return results, w.save()
 }
 
-// verdict is one exercise's outcome in a sentence.
-func (w *bench) verdict(ex *workbook.Exercise, r *workbook.Result) {
+// verdict is one exercise's outcome in a sentence: the tests counted from go
+// test's own report, and a build failure said as such, never as a count.
+// shown says whether the failure's report is on the screen above.
+func (w *bench) verdict(ex *workbook.Exercise, r *workbook.Result, shown bool) {
+	fix := fmt.Sprintf("saccbook check %s shows why.", ex.ID)
+	if shown {
+		fix = "Fix what it says above and check again."
+	}
 	switch {
 	case r.Passed:
-		fmt.Fprintf(w.out, "%s: done. Every test passes (%d).\n", ex.ID, countLeaves(r))
+		fmt.Fprintf(w.out, "%s: done, %s.\n", ex.ID, r.Verdict())
 	case r.BuildFailed:
-		fmt.Fprintf(w.out, "%s: does not compile yet; fix the errors above and check again.\n", ex.ID)
+		fmt.Fprintf(w.out, "%s: %s. %s\n", ex.ID, r.Verdict(), fix)
 	default:
-		fmt.Fprintf(w.out, "%s: failing, %d of %d tests.\n", ex.ID, len(r.Failed()), countLeaves(r))
+		fmt.Fprintf(w.out, "%s: %s.\n", ex.ID, r.Verdict())
 		if e := w.progress.Exercises[ex.ID]; e != nil && len(e.KeyedHints) > 0 {
 			fmt.Fprintf(w.out, "There is a hint for this failure: saccbook hint %s\n", ex.ID)
 		}
 	}
-}
-
-// countLeaves counts tests without subtests.
-func countLeaves(r *workbook.Result) int {
-	n := 0
-	for i, t := range r.Tests {
-		if i+1 < len(r.Tests) && strings.HasPrefix(r.Tests[i+1].Name, t.Name+"/") {
-			continue
-		}
-		n++
-	}
-	return n
 }
 
 func (w *bench) table(st map[string]workbook.Status, results map[string]*workbook.Result) {
@@ -457,7 +463,7 @@ func (w *bench) runOne(ctx context.Context, ex *workbook.Exercise) (*workbook.Re
 	if !r.Passed {
 		fmt.Fprintln(w.out, r.Report())
 	}
-	w.verdict(ex, r)
+	w.verdict(ex, r, true)
 	return r, nil
 }
 

@@ -25,14 +25,14 @@ var copied = []string{"01-find-device", "01-size-bar"}
 // copyWorkbook makes a workspace in a temporary directory: a go.work that uses
 // this repository's root module and the copy's exercises, with the shared test
 // helpers, the copied exercises and their solutions.
-func copyWorkbook(t *testing.T) string {
+func copyWorkbook(t testing.TB) string {
 	t.Helper()
 	src, err := workbook.FindRoot(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst := t.TempDir()
-	work := "go 1.26\n\nuse (\n\t" + src + "\n\t./exercises\n)\n"
+	work := "go 1.26.0\n\nuse (\n\t" + src + "\n\t./exercises\n)\n"
 	writeFile(t, filepath.Join(dst, "go.work"), work)
 	if sum, err := os.ReadFile(filepath.Join(src, "go.work.sum")); err == nil {
 		writeFile(t, filepath.Join(dst, "go.work.sum"), string(sum))
@@ -49,7 +49,7 @@ func copyWorkbook(t *testing.T) string {
 	return dst
 }
 
-func copyTree(t *testing.T, src, dst string) {
+func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -74,7 +74,7 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-func writeFile(t *testing.T, path, text string) {
+func writeFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-func readFile(t *testing.T, path string) string {
+func readFile(t testing.TB, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -209,11 +209,11 @@ func TestCheckRunsStartedExercisesAndRecords(t *testing.T) {
 	// Start the second one, wrongly: check shows the failure and the way on.
 	writeFile(t, filepath.Join(root, "exercises", "01-size-bar", "exercise.go"), "package sizebar // not yet\n")
 	out.Reset()
-	if err := w.check(context.Background(), "01-size"); err != nil {
-		t.Fatal(err)
+	if err := w.check(context.Background(), "01-size"); err != exitStatus(1) {
+		t.Fatalf("check of a failing exercise: %v, want exit status 1", err)
 	}
 	wantLines(t, out.String(), "--- TestRestoresTheBAR", "the address the firmware assigned was lost",
-		"01-size-bar: failing, 1 of 1 tests.", "There is a hint for this failure: saccbook hint 01-size-bar",
+		"01-size-bar: 1 of 1 test fails: TestRestoresTheBAR.", "There is a hint for this failure: saccbook hint 01-size-bar",
 		"01-size-bar       failing", "next: 01-size-bar, TestRestoresTheBAR: the address the firmware assigned was lost")
 	e := progressOf(t, root).Exercises["01-size-bar"]
 	if e.Status != workbook.Failing || len(e.KeyedHints) == 0 || e.Failing[0] != "TestRestoresTheBAR" {
@@ -268,8 +268,8 @@ func TestHintSpeaksToTheLastFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLines(t, out.String(), "Run saccbook check 01-size-bar first")
-	if err := w.check(context.Background(), "01-size-bar"); err != nil {
-		t.Fatal(err)
+	if err := w.check(context.Background(), "01-size-bar"); err != exitStatus(1) {
+		t.Fatalf("check of a failing exercise: %v, want exit status 1", err)
 	}
 	out.Reset()
 	if err := w.hint("01-size-bar", 0); err != nil {
@@ -399,7 +399,7 @@ func TestWatchReRunsOnSaveAndMovesOn(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	wantLines(t, out.String(), "01-find-device: done.", "On to 01-size-bar: Size a BAR")
+	wantLines(t, out.String(), "01-find-device: done, the 1 test passes.", "On to 01-size-bar: Size a BAR")
 }
 
 // waitFor waits until s has appeared n times in out.
@@ -426,25 +426,101 @@ func TestWatchManualRunsOnEnter(t *testing.T) {
 	wantLines(t, out.String(), "Press Enter to run the tests again")
 }
 
-// TestCheckEndToEnd runs the real go test on the copy, through the command line.
+// addTally adds an exercise of its own to the copy, 02-tally, whose seven tests
+// (one with subtests, one skipped) fail three at a time on the stub, so that
+// check's count can be checked against real go test output whatever the
+// book's exercises become.
+func addTally(t *testing.T, root string) {
+	t.Helper()
+	dir := filepath.Join(root, "exercises", "02-tally")
+	writeFile(t, filepath.Join(dir, "meta.json"), `{"id": "02-tally", "title": "Count the tests", "chapter": 2,
+		"chapter_url": "/chapters/02-mmio", "replay": "saccbook run job", "files": ["exercise.go"],
+		"hints": ["one", "two", "three"]}`)
+	const stub = "package tally\n\n// Answer is the answer.\nfunc Answer() int { return 0 }\n\n// Double doubles n.\nfunc Double(n int) int { return 0 }\n"
+	writeFile(t, filepath.Join(dir, "exercise.go"), stub)
+	writeFile(t, filepath.Join(dir, ".stub", "exercise.go"), stub)
+	writeFile(t, filepath.Join(root, "solutions", "02-tally", "exercise.go"),
+		"package tally\n\n// Answer is the answer.\nfunc Answer() int { return 42 }\n\n// Double doubles n.\nfunc Double(n int) int { return 2 * n }\n")
+	writeFile(t, filepath.Join(dir, "tally_test.go"), `package tally
+
+import "testing"
+
+func TestA(t *testing.T) {}
+
+func TestB(t *testing.T) {
+	if Answer() != 42 {
+		t.Error("Answer() is not 42")
+	}
+}
+
+func TestC(t *testing.T) {
+	t.Run("one", func(t *testing.T) {})
+	t.Run("two", func(t *testing.T) {
+		if Double(2) != 4 {
+			t.Error("Double(2) is not 4")
+		}
+	})
+}
+
+func TestD(t *testing.T) {}
+
+func TestE(t *testing.T) {
+	if Double(3) != 6 {
+		t.Error("Double(3) is not 6")
+	}
+}
+
+func TestF(t *testing.T) { t.Skip("not today") }
+`)
+}
+
+// TestCheckEndToEnd runs the real go test on the copy, through the command line,
+// and checks what check says and its exit status.
 func TestCheckEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
 	}
 	root := copyWorkbook(t)
+	addTally(t, root)
 	copyTree(t, filepath.Join(root, "solutions", "01-find-device"), filepath.Join(root, "exercises", "01-find-device"))
 	code, out, errOut := runCLI(t, "", "check", "--root", root)
 	if code != 0 {
-		t.Fatalf("check: code %d\n%s\n%s", code, out, errOut)
+		t.Fatalf("check, with the one started exercise solved: code %d\n%s\n%s", code, out, errOut)
 	}
-	wantLines(t, out, "01-find-device    done", "01-size-bar       not started", "1 of 2 done.")
+	wantLines(t, out, "01-find-device: done, all ", "01-find-device    done", "01-size-bar       not started", "1 of 3 done.")
 	wantLines(t, errOut, "running 01-find-device…")
 
-	code, out, _ = runCLI(t, "", "check", "01-size-bar", "--root", root)
-	if code != 0 {
-		t.Fatalf("check 01-size-bar: code %d\n%s", code, out)
+	code, out, _ = runCLI(t, "", "check", "02-tally", "--root", root)
+	if code != 1 {
+		t.Errorf("check 02-tally on the stub: code %d, want 1", code)
 	}
-	wantLines(t, out, "SizeBAR is not written yet", "saccbook hint 01-size-bar", "01-size-bar: failing")
+	wantLines(t, out, "Answer() is not 42", "02-tally: 3 of 7 tests fail (1 skipped): TestB, TestC/two, TestE.", "02-tally          failing")
+
+	for _, tc := range []struct{ src, want string }{
+		{"package tally\n\nfunc Answer() int { return }\n", "02-tally: does not compile, so no test ran. Fix what it says above and check again."},
+		{"package tally\n\nimport \"fmt\"\n\nfunc Answer() int { fmt.Printf(\"%d\", \"x\"); return 42 }\n\nfunc Double(n int) int { return 2 * n }\n",
+			"02-tally: go vet refused it, so no test ran. Fix what it says above and check again."},
+	} {
+		writeFile(t, filepath.Join(root, "exercises", "02-tally", "exercise.go"), tc.src)
+		code, out, _ = runCLI(t, "", "check", "02-tally", "--root", root)
+		if code != 1 || strings.Contains(out, " tests fail") {
+			t.Errorf("check of %q: code %d, want 1 and no count of tests:\n%s", tc.src, code, out)
+		}
+		wantLines(t, out, tc.want)
+	}
+	// Without an ID, every started exercise runs, and one failing is enough.
+	code, out, _ = runCLI(t, "", "check", "--root", root)
+	if code != 1 {
+		t.Errorf("check of every started exercise, one failing: code %d, want 1", code)
+	}
+	wantLines(t, out, "01-find-device: done", "02-tally: go vet refused it, so no test ran. saccbook check 02-tally shows why.")
+
+	copyTree(t, filepath.Join(root, "solutions", "02-tally"), filepath.Join(root, "exercises", "02-tally"))
+	code, out, _ = runCLI(t, "", "check", "02-tally", "--root", root)
+	if code != 0 {
+		t.Errorf("check 02-tally solved: code %d\n%s", code, out)
+	}
+	wantLines(t, out, "02-tally: done, all 7 tests pass (1 skipped).")
 
 	var p struct {
 		Exercises map[string]struct {
@@ -454,7 +530,7 @@ func TestCheckEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(root, workbook.ProgressFile))), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Exercises["01-find-device"].Status != "done" || p.Exercises["01-size-bar"].Status != "failing" {
+	if p.Exercises["01-find-device"].Status != "done" || p.Exercises["02-tally"].Status != "done" {
 		t.Errorf("progress file: %+v", p)
 	}
 }
