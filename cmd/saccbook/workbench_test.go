@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -101,9 +103,19 @@ type fakeRunner struct {
 	mu   sync.Mutex
 	runs []string
 	ran  chan string
+	// fail, if set, is what every run returns instead of results, and panics
+	// makes every run panic: the ways a run can go wrong.
+	fail   error
+	panics bool
 }
 
 func (f *fakeRunner) run(ctx context.Context, exs []*workbook.Exercise, v workbook.Variant, progress func(*workbook.Exercise, *workbook.Result)) (map[string]*workbook.Result, error) {
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	if f.panics {
+		panic("the runner broke")
+	}
 	out := map[string]*workbook.Result{}
 	for _, ex := range exs {
 		if progress != nil {
@@ -136,11 +148,18 @@ func (f *fakeRunner) run(ctx context.Context, exs []*workbook.Exercise, v workbo
 	return out, nil
 }
 
-// testBench opens the copy with the fake runner and a fixed clock.
+// testBench opens the copy with the fake runner and a fixed clock, as a learner
+// at a terminal who types whole lines (stdin) would have it: questions are
+// asked, keys are lines, nothing is cleared.
 func testBench(t *testing.T, root, stdin string) (*bench, *fakeRunner, *syncbuf.Buffer) {
 	t.Helper()
+	return testBenchReading(t, root, strings.NewReader(stdin))
+}
+
+func testBenchReading(t *testing.T, root string, stdin io.Reader) (*bench, *fakeRunner, *syncbuf.Buffer) {
+	t.Helper()
 	var out syncbuf.Buffer
-	w, err := openBench(root, &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: io.Discard})
+	w, err := openBench(root, &env{stdin: stdin, stdout: &out, stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +167,7 @@ func testBench(t *testing.T, root, stdin string) (*bench, *fakeRunner, *syncbuf.
 	w.run = f.run
 	w.now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 	w.poll = 5 * time.Millisecond
+	w.interactive, w.ci = true, false
 	return w, f, &out
 }
 
@@ -278,28 +298,28 @@ func TestHintSpeaksToTheLastFailure(t *testing.T) {
 	wantLines(t, out.String(), "For the failure you saw last (TestRestoresTheBAR):", "Read the BAR before you write all ones", "Hint 2 of 3")
 }
 
-func TestSolutionAsksUntilSolved(t *testing.T) {
+func TestSolutionAsksOnceAndRemembers(t *testing.T) {
 	root := copyWorkbook(t)
+	const shownLine = "// solutions/01-size-bar/exercise.go\n"
 	for _, tc := range []struct {
-		stdin string
-		yes   bool
-		shown bool
+		stdin        string
+		yes          bool
+		asked, shown bool
 	}{
-		{"no\n", false, false},
-		{"", false, false}, // end of input is a no
-		{"yes\n", false, true},
-		{"", true, true},
+		{"no\n", false, true, false},
+		{"", false, true, false}, // end of input is a no
+		{"yes\n", false, true, true},
+		{"", false, false, true}, // answered yes once: not asked again
+		{"", true, false, true},
 	} {
 		w, _, out := testBench(t, root, tc.stdin)
 		if err := w.solution("01-size-bar", tc.yes); err != nil {
 			t.Fatal(err)
 		}
-		shown := strings.Contains(out.String(), "// solutions/01-size-bar/exercise.go\n")
-		if shown != tc.shown {
-			t.Errorf("stdin %q, --yes %v: shown %v, want %v:\n%s", tc.stdin, tc.yes, shown, tc.shown, out)
-		}
-		if !tc.yes && !strings.Contains(out.String(), "You have not solved 01-size-bar yet") {
-			t.Errorf("stdin %q: no question asked:\n%s", tc.stdin, out)
+		shown := strings.Contains(out.String(), shownLine)
+		asked := strings.Contains(out.String(), "You have not solved 01-size-bar yet")
+		if shown != tc.shown || asked != tc.asked {
+			t.Errorf("stdin %q, --yes %v: asked %v, shown %v; want %v, %v:\n%s", tc.stdin, tc.yes, asked, shown, tc.asked, tc.shown, out)
 		}
 	}
 	if !progressOf(t, root).Exercises["01-size-bar"].SolutionSeen {
@@ -317,6 +337,56 @@ func TestSolutionAsksUntilSolved(t *testing.T) {
 	}
 	if s := out.String(); strings.Contains(s, "not solved") || !strings.Contains(s, "func FindSACC") {
 		t.Errorf("solved exercise:\n%s", s)
+	}
+}
+
+// TestSolutionAndResetWithNoOneToAsk: without a terminal, or under CI, the
+// questions cannot be asked, so solution and reset refuse, say how to force
+// them, change nothing and exit non-zero.
+func TestSolutionAndResetWithNoOneToAsk(t *testing.T) {
+	root := copyWorkbook(t)
+	work := filepath.Join(root, "exercises", "01-size-bar", "exercise.go")
+	const mine = "package sizebar // my work\n"
+	writeFile(t, work, mine)
+	// Through the command line, standard input is a reader, not a terminal: a
+	// "yes" on it is no answer.
+	code, out, errOut := runCLI(t, "yes\n", "solution", "01-size-bar", "--root", root)
+	if code != 1 || strings.Contains(out, "package sizebar") ||
+		!strings.Contains(errOut, "standard input is not a terminal") || !strings.Contains(errOut, "saccbook solution 01-size-bar --yes shows it") {
+		t.Errorf("solution with no terminal: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, "yes\n", "reset", "01-size-bar", "--root", root)
+	if code != 1 || !strings.Contains(errOut, "nothing changed") || !strings.Contains(errOut, "saccbook reset 01-size-bar --yes") {
+		t.Errorf("reset with no terminal: code %d, stderr %q", code, errOut)
+	}
+	if readFile(t, work) != mine {
+		t.Fatal("reset with no terminal changed the file")
+	}
+	if p := progressOf(t, root).Exercises["01-size-bar"]; p != nil && p.SolutionSeen {
+		t.Error("a refused solution was recorded as seen")
+	}
+
+	// Under CI, even a terminal is not asked.
+	w, _, _ := testBench(t, root, "yes\n")
+	w.ci, w.interactive = true, false
+	if err := w.reset("01-size-bar", false); err == nil || !strings.Contains(err.Error(), "CI is set") {
+		t.Errorf("reset under CI: %v", err)
+	}
+	if err := w.solution("01-size-bar", false); err == nil || !strings.Contains(err.Error(), "CI is set") {
+		t.Errorf("solution under CI: %v", err)
+	}
+	if readFile(t, work) != mine {
+		t.Fatal("reset under CI changed the file")
+	}
+
+	// --yes says it for them.
+	code, out, _ = runCLI(t, "", "solution", "01-size-bar", "--yes", "--root", root)
+	if code != 0 || !strings.Contains(out, "// solutions/01-size-bar/exercise.go") {
+		t.Errorf("solution --yes: code %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "reset", "01-size-bar", "--yes", "--root", root)
+	if code != 0 || !strings.Contains(out, "back to the stub") {
+		t.Errorf("reset --yes: code %d\n%s", code, out)
 	}
 }
 
@@ -347,7 +417,7 @@ func TestResetKeepsABackup(t *testing.T) {
 	if readFile(t, work) != stub {
 		t.Error("the working file is not the stub after reset")
 	}
-	wantLines(t, out.String(), "exercises/.backup/01-size-bar/20260304-050607/")
+	wantLines(t, out.String(), "exercises/.backup/01-size-bar/20260304-050607/", "saccbook restore 01-size-bar brings them back")
 
 	// Nothing to reset now; a second reset in the same second keeps both backups.
 	out.Reset()
@@ -367,63 +437,87 @@ func TestResetKeepsABackup(t *testing.T) {
 	}
 }
 
-func TestWatchReRunsOnSaveAndMovesOn(t *testing.T) {
+func TestRestoreBringsABackupBack(t *testing.T) {
 	root := copyWorkbook(t)
-	w, f, out := testBench(t, root, "")
-	f.ran = make(chan string)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error)
-	go func() { done <- w.watch(ctx, "", false) }()
+	work := filepath.Join(root, "exercises", "01-size-bar", "exercise.go")
+	backups := filepath.Join(root, "exercises", ".backup", "01-size-bar")
 
-	expect := func(id string) {
-		t.Helper()
-		select {
-		case got := <-f.ran:
-			if got != id {
-				t.Fatalf("watch ran %s, want %s", got, id)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("watch did not run %s:\n%s", id, out)
+	code, out, errOut := runCLI(t, "", "restore", "01-size-bar", "--root", root)
+	if code != 1 || !strings.Contains(errOut, "no backup of 01-size-bar in exercises/.backup/01-size-bar/") {
+		t.Errorf("restore with no backup: code %d, stderr %q", code, errOut)
+	}
+	if code, out, _ = runCLI(t, "", "restore", "01-size-bar", "--list", "--root", root); code != 0 || !strings.Contains(out, "No backup of 01-size-bar") {
+		t.Errorf("restore --list with no backup: code %d, stdout %q", code, out)
+	}
+
+	// Eleven resets in one second: "-10" must sort after "-9".
+	w, _, out2 := testBench(t, root, "")
+	for i := 1; i <= 11; i++ {
+		writeFile(t, work, fmt.Sprintf("package sizebar // try %d\n", i))
+		if err := w.reset("01-size-bar", true); err != nil {
+			t.Fatal(err)
 		}
 	}
-	expect("01-find-device") // at once
-	waitFor(t, out, "Waiting for a change", 1)
-	writeFile(t, filepath.Join(root, "exercises", "01-find-device", "exercise.go"), "package finddevice // closer\n")
-	expect("01-find-device") // on save
-	waitFor(t, out, "Waiting for a change", 2)
-	copyTree(t, filepath.Join(root, "solutions", "01-find-device"), filepath.Join(root, "exercises", "01-find-device"))
-	expect("01-find-device")
-	expect("01-size-bar") // solved: on to the next
-	cancel()
-	if err := <-done; err != nil {
+	out2.Reset()
+	if err := w.restore("01-size-bar", "", true); err != nil {
 		t.Fatal(err)
 	}
-	wantLines(t, out.String(), "01-find-device: done, the 1 test passes.", "On to 01-size-bar: Size a BAR")
-}
-
-// waitFor waits until s has appeared n times in out.
-func waitFor(t *testing.T, out *syncbuf.Buffer, s string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), s) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%q has not appeared %d times in:\n%s", s, n, out)
-		}
-		time.Sleep(time.Millisecond)
+	list := out2.String()
+	wantLines(t, list, "Backups of 01-size-bar in exercises/.backup/01-size-bar/, newest last:",
+		"20260304-050607-9 2026-03-04 05:06:07 exercise.go\n  20260304-050607-10", "saccbook restore 01-size-bar NAME")
+	if !strings.HasPrefix(strings.Split(list, "\n")[1], "  20260304-050607 ") {
+		t.Errorf("the oldest backup is not listed first:\n%s", list)
 	}
-}
 
-func TestWatchManualRunsOnEnter(t *testing.T) {
-	root := copyWorkbook(t)
-	w, f, out := testBench(t, root, "\n\nq\n")
-	if err := w.watch(context.Background(), "01-size-bar", true); err != nil {
+	// The newest by default; the stub as it stands needs no backup.
+	out2.Reset()
+	if err := w.restore("01-size-bar", "", false); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.runs) != 3 {
-		t.Errorf("ran %d times (%v), want 3: at start and for each Enter", len(f.runs), f.runs)
+	if got := readFile(t, work); got != "package sizebar // try 11\n" {
+		t.Errorf("after restore the file holds %q, want the newest backup", got)
 	}
-	wantLines(t, out.String(), "Press Enter to run the tests again")
+	wantLines(t, out2.String(), "01-size-bar holds backup 20260304-050607-11 again (exercise.go)")
+	if _, err := os.Stat(filepath.Join(backups, "20260304-050607-12")); err == nil {
+		t.Error("the stub was backed up")
+	}
+	if s := progressOf(t, root).Exercises["01-size-bar"].Status; s != workbook.Started {
+		t.Errorf("status after restore: %s, want started", s)
+	}
+
+	// Restoring what is there already changes nothing.
+	out2.Reset()
+	if err := w.restore("01-size-bar", "20260304-050607-11", false); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, out2.String(), "nothing to restore")
+
+	// One by name: the learner's current work is backed up first.
+	const now = "package sizebar // what I have now\n"
+	writeFile(t, work, now)
+	code, out, errOut = runCLI(t, "", "restore", "01-size-bar", "20260304-050607", "--root", root)
+	if code != 0 {
+		t.Fatalf("restore by name: code %d, stderr %q", code, errOut)
+	}
+	if got := readFile(t, work); got != "package sizebar // try 1\n" {
+		t.Errorf("after restore by name the file holds %q", got)
+	}
+	saved, err := filepath.Glob(filepath.Join(backups, "*", "exercise.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range saved {
+		found = found || readFile(t, p) == now
+	}
+	if !found || !strings.Contains(out, "Your files as they were are in exercises/.backup/01-size-bar/") {
+		t.Errorf("the work in place before restore was not backed up (%d backups):\n%s", len(saved), out)
+	}
+
+	code, _, errOut = runCLI(t, "", "restore", "01-size-bar", "yesterday", "--root", root)
+	if code != 1 || !strings.Contains(errOut, `no backup "yesterday" of 01-size-bar`) {
+		t.Errorf("restore of an unknown backup: code %d, stderr %q", code, errOut)
+	}
 }
 
 // addTally adds an exercise of its own to the copy, 02-tally, whose seven tests
@@ -532,5 +626,31 @@ func TestCheckEndToEnd(t *testing.T) {
 	}
 	if p.Exercises["01-find-device"].Status != "done" || p.Exercises["02-tally"].Status != "done" {
 		t.Errorf("progress file: %+v", p)
+	}
+}
+
+// TestBackupsAreIgnoredByGit: what reset and restore save is the learner's, and
+// must not show up as changes to the book (nor be committed by accident).
+func TestBackupsAreIgnoredByGit(t *testing.T) {
+	root, err := workbook.FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	if out, err := exec.Command(git, "-C", root, "rev-parse", "--is-inside-work-tree").Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+		t.Skip("not a git checkout")
+	}
+	b, err := workbook.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := b.Exercises[0]
+	backup := b.NextBackup(ex, time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	rel, _ := filepath.Rel(root, filepath.Join(backup, ex.Files[0]))
+	if out, err := exec.Command(git, "-C", root, "check-ignore", "-v", rel).CombinedOutput(); err != nil {
+		t.Errorf("git does not ignore %s: %v %s", rel, err, out)
 	}
 }
