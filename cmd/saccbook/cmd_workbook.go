@@ -46,13 +46,14 @@ refuses (go test vets before it tests), is said as such: no test ran. A panic
 that cut the run short is said too, since the tests after it never ran.
 
 Without an ID, runs every exercise you have started, all at once, with one such
-line for each (nothing at all if you have started none).
+line for each; if you have started none, it says so and runs nothing.
 
 Either way it records the outcome in exercises/.saccbook-progress.json and ends
 with a table (done, failing, not started) and the next step.
 
-Exit status: 0 when every exercise it ran passes (or it ran none), 1 when any
-fails or does not build, 2 for a mistake on the command line; scripts and CI can
+Exit status: 0 when every exercise it ran passes (or it ran none); 1 when any
+fails or does not build, or when check could not run it at all (an unknown ID,
+no workspace); 2 for a mistake in the arguments or flags. Scripts and CI can
 rely on it.
 
 An ID may be shortened to any unique prefix: "01-size" or "02-e".`,

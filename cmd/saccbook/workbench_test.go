@@ -442,11 +442,11 @@ func TestRestoreBringsABackupBack(t *testing.T) {
 	work := filepath.Join(root, "exercises", "01-size-bar", "exercise.go")
 	backups := filepath.Join(root, "exercises", ".backup", "01-size-bar")
 
-	code, out, errOut := runCLI(t, "", "restore", "01-size-bar", "--root", root)
+	code, _, errOut := runCLI(t, "", "restore", "01-size-bar", "--root", root)
 	if code != 1 || !strings.Contains(errOut, "no backup of 01-size-bar in exercises/.backup/01-size-bar/") {
 		t.Errorf("restore with no backup: code %d, stderr %q", code, errOut)
 	}
-	if code, out, _ = runCLI(t, "", "restore", "01-size-bar", "--list", "--root", root); code != 0 || !strings.Contains(out, "No backup of 01-size-bar") {
+	if code, out, _ := runCLI(t, "", "restore", "01-size-bar", "--list", "--root", root); code != 0 || !strings.Contains(out, "No backup of 01-size-bar") {
 		t.Errorf("restore --list with no backup: code %d, stdout %q", code, out)
 	}
 
@@ -495,7 +495,7 @@ func TestRestoreBringsABackupBack(t *testing.T) {
 	// One by name: the learner's current work is backed up first.
 	const now = "package sizebar // what I have now\n"
 	writeFile(t, work, now)
-	code, out, errOut = runCLI(t, "", "restore", "01-size-bar", "20260304-050607", "--root", root)
+	code, out, errOut := runCLI(t, "", "restore", "01-size-bar", "20260304-050607", "--root", root)
 	if code != 0 {
 		t.Fatalf("restore by name: code %d, stderr %q", code, errOut)
 	}
