@@ -126,7 +126,7 @@ func TestStatusFollowsTheFilesAndTheRecord(t *testing.T) {
 		t.Errorf("after a failing check: %s", s)
 	}
 	e := p.Exercises[ex.ID]
-	if !reflect.DeepEqual(e.KeyedHints, []int{0}) || e.Summary != "TestRing: SQ_TAIL was never written" {
+	if !reflect.DeepEqual(e.KeyedHints, []int{0}) || e.Summary != "TestRing: SQ_TAIL was never written" || e.Verdict != "1 of 1 test fails: TestRing" {
 		t.Errorf("record of the failure: %+v", e)
 	}
 	p.Record(ex, &Result{Passed: true}, now)

@@ -478,7 +478,7 @@ func (w *bench) reset(id string, yes bool) error {
 		}
 	}
 	e := w.progress.Of(ex.ID)
-	e.Status, e.Failing, e.Summary, e.KeyedHints, e.LastChecked = workbook.NotStarted, nil, "", nil, ""
+	e.Forget(workbook.NotStarted)
 	fmt.Fprintf(w.out, "Your files are in %s/; %s is back to the stub.\n", w.rel(backup), ex.ID)
 	fmt.Fprintf(w.out, "saccbook restore %s brings them back.\n", ex.ID)
 	return w.save()
@@ -563,7 +563,7 @@ func (w *bench) restore(id, name string, list bool) error {
 		return err
 	}
 	e := w.progress.Of(ex.ID)
-	e.Status, e.Failing, e.Summary, e.KeyedHints, e.LastChecked = workbook.Started, nil, "", nil, ""
+	e.Forget(workbook.Started)
 	if saved != "" {
 		fmt.Fprintf(w.out, "Your files as they were are in %s/.\n", w.rel(saved))
 	}
