@@ -148,10 +148,6 @@ func (w *bench) watch(ctx context.Context, id string, manual bool) error {
 		} else {
 			fmt.Fprintln(w.out)
 		}
-		if notice != "" {
-			fmt.Fprintln(w.out, notice)
-			notice = ""
-		}
 		w.announce(ex, manual)
 		// Stamp the files before the run: a save during it counts as a change.
 		before := w.stamps(ex)
@@ -175,9 +171,14 @@ func (w *bench) watch(ctx context.Context, id string, manual bool) error {
 			ex = next
 			continue
 		}
+		// Said last, where it stays in sight however long the report above.
+		if notice != "" {
+			fmt.Fprintln(w.out, notice)
+			notice = ""
+		}
 	wait:
 		for {
-			w.keyHelp(manual)
+			w.keyHelp(ex, manual)
 			k, err := w.waitFor(ctx, ex, before, keys, manual)
 			if err != nil {
 				return err
@@ -208,17 +209,19 @@ func (w *bench) watch(ctx context.Context, id string, manual bool) error {
 	}
 }
 
-// keyHelp says which keys watch takes, as the last line on the screen.
-func (w *bench) keyHelp(manual bool) {
+// keyHelp says which exercise is on the screen and which keys watch takes, as
+// the last line on the screen: the header may have scrolled away above a long
+// report.
+func (w *bench) keyHelp(ex *workbook.Exercise, manual bool) {
 	keys := "h hint · n next exercise · q quit · Enter run again"
 	if !w.raw {
 		keys = "type h (a hint), n (the next exercise) or q (quit) and Enter; Enter alone runs again"
 	}
 	if manual {
-		fmt.Fprintf(w.out, "Keys: %s.\n", keys)
+		fmt.Fprintf(w.out, "[%s] Keys: %s.\n", ex.ID, keys)
 		return
 	}
-	fmt.Fprintf(w.out, "Waiting for a change… Keys: %s.\n", keys)
+	fmt.Fprintf(w.out, "[%s] Waiting for a change… Keys: %s.\n", ex.ID, keys)
 }
 
 // waitFor waits for a key, or (unless manual) for the exercise's files to

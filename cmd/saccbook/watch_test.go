@@ -55,6 +55,7 @@ func TestWatchReRunsOnSaveAndMovesOn(t *testing.T) {
 	copyTree(t, filepath.Join(root, "solutions", "01-find-device"), filepath.Join(root, "exercises", "01-find-device"))
 	expect("01-find-device")
 	expect("01-size-bar") // solved: on to the next
+	waitForText(t, out, "01-size-bar] Waiting for a change", 1)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
