@@ -190,7 +190,7 @@ func (w *bench) watch(ctx context.Context, id string, manual bool) error {
 				break wait
 			case keyHint:
 				fmt.Fprintln(w.out)
-				if err := w.showHint(ex, 0, true); err != nil {
+				if err := w.showHint(ex, 0); err != nil {
 					return err
 				}
 			case keyNext:

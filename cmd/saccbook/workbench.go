@@ -320,12 +320,11 @@ func (w *bench) hint(id string, level int) error {
 	if err != nil {
 		return err
 	}
-	return w.showHint(ex, level, false)
+	return w.showHint(ex, level)
 }
 
-// showHint is hint for ex; watching says the learner is in watch, where the h
-// key shows the next one.
-func (w *bench) showHint(ex *workbook.Exercise, level int, watching bool) error {
+// showHint is hint for ex. In watch, the h key shows the next one.
+func (w *bench) showHint(ex *workbook.Exercise, level int) error {
 	e := w.progress.Of(ex.ID)
 	if level == 0 {
 		level = min(e.HintsShown+1, workbook.HintLevels)
@@ -353,7 +352,7 @@ func (w *bench) showHint(ex *workbook.Exercise, level int, watching bool) error 
 	e.HintsShown = max(e.HintsShown, level)
 	fmt.Fprintln(w.out)
 	switch {
-	case level < workbook.HintLevels && watching:
+	case level < workbook.HintLevels && w.watching:
 		fmt.Fprintf(w.out, "More: h shows hint %d (%s).\n", level+1, workbook.HintNames[level+1])
 	case level < workbook.HintLevels:
 		fmt.Fprintf(w.out, "More: saccbook hint %s shows hint %d (%s).\n", ex.ID, level+1, workbook.HintNames[level+1])
