@@ -485,10 +485,10 @@ func (w *bench) reset(id string, yes bool) error {
 
 // whyNoQuestion says why the bench cannot ask: no terminal, or CI.
 func (w *bench) whyNoQuestion() string {
-	if w.ci {
-		return "CI is set"
+	if w.term == nil {
+		return "standard input is not a terminal"
 	}
-	return "standard input is not a terminal"
+	return "CI is set"
 }
 
 // ---------------------------------------------------------------------------

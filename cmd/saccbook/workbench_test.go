@@ -368,7 +368,7 @@ func TestSolutionAndResetWithNoOneToAsk(t *testing.T) {
 
 	// Under CI, even a terminal is not asked.
 	w, _, _ := testBench(t, root, "yes\n")
-	w.ci, w.interactive = true, false
+	w.term, w.ci, w.interactive = &fakeTerminal{}, true, false
 	if err := w.reset("01-size-bar", false); err == nil || !strings.Contains(err.Error(), "CI is set") {
 		t.Errorf("reset under CI: %v", err)
 	}
