@@ -383,6 +383,11 @@ func (b *Book) Run(ctx context.Context, exs []*Exercise, v Variant, progress fun
 		return nil, err
 	}
 	defer cleanup()
+	// -count=1: every run really runs the tests, so that whatever a run leaves
+	// behind comes from this run of these files, not from a cached result of
+	// the same code earlier. Warm, a check still takes well under a second
+	// (BenchmarkCheckWarm in cmd/saccbook): the build comes from the cache,
+	// and the link and the run are what is left.
 	args := []string{"test", "-count=1", "-json", "-timeout=2m"}
 	if ov != "" {
 		args = append(args, "-overlay", ov)
