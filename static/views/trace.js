@@ -1,6 +1,8 @@
 // views/trace.js: every event up to the position, filtered by side and by
-// words. traceAt() says which rows the list shows at a position; the list on the
-// page follows it incrementally (stepping forward appends rows, stepping back
+// words. traceAt() says which rows the list shows at a position; a FilterIndex
+// gives the same answer while looking at each event once (a frame of playback
+// costs the events it adds, not the whole log), and the list on the page
+// follows it incrementally (stepping forward appends rows, stepping back
 // removes them), because a run can have many thousands of events.
 
 import { h } from "../dom.js";
@@ -28,6 +30,43 @@ export function traceAt(log, pos, filter, max = MAX_ROWS) {
     for (let i = 0; i < pos; i++) if (matches(log[i], filter)) matched++;
   }
   return { rows, matched, note: note(pos, matched, rows.length) };
+}
+
+// FilterIndex is traceAt for one filter, kept up as the log grows and the
+// position moves: it remembers which events match, so each event of a log is
+// tested once, and a position anywhere costs a binary search. A new log (a new
+// run) starts it again; a log only ever grows at its end.
+export class FilterIndex {
+  constructor(filter) {
+    this.filter = filter;
+    this.filtered = !!filter.q || filter.sides.size < filter.all;
+    this.log = null;
+    this.hits = [];   // indices into log of the matching events, in order
+    this.scanned = 0; // log[0..scanned) have been tested
+  }
+
+  at(log, pos, max = MAX_ROWS) {
+    if (log !== this.log) { this.log = log; this.hits = []; this.scanned = 0; }
+    const end = Math.min(pos, log.length);
+    for (; this.scanned < end; this.scanned++) {
+      if (matches(log[this.scanned], this.filter)) this.hits.push(this.scanned);
+    }
+    const m = below(this.hits, end);
+    const rows = [];
+    for (let i = Math.max(0, m - max); i < m; i++) rows.push(log[this.hits[i]]);
+    const matched = this.filtered ? m : pos;
+    return { rows, matched, note: note(pos, matched, rows.length) };
+  }
+}
+
+// below counts the numbers in sorted that are less than n.
+function below(sorted, n) {
+  let lo = 0, hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < n) lo = mid + 1; else hi = mid;
+  }
+  return lo;
 }
 
 function note(pos, matched, shown) {
@@ -81,14 +120,19 @@ export function mount(w, panel, env) {
   panel.append(h("div", { class: "sw-trace-bar" }, h("fieldset", { class: "sw-sides" },
     h("legend", null, "Sides"), boxes), filterInput), noteEl, list);
 
-  let log = null, filterKey = null, current = null;
+  let log = null, filterKey = null, current = null, index = null;
   return {
     update({ pos, tl }) {
-      const filter = { q: filterInput.value.trim().toLowerCase(), sides: shown, all: sides.length };
-      const key = filter.q + "|" + [...shown].join(",");
+      const q = filterInput.value.trim().toLowerCase();
+      const key = q + "|" + [...shown].join(",");
       // A new run or a new filter changes rows in the middle: start the list again.
-      if (tl.log !== log || key !== filterKey) { list.replaceChildren(); log = tl.log; filterKey = key; }
-      const at = traceAt(tl.log, pos, filter);
+      if (tl.log !== log || key !== filterKey) {
+        list.replaceChildren();
+        log = tl.log;
+        filterKey = key;
+        index = new FilterIndex({ q, sides: new Set(shown), all: sides.length });
+      }
+      const at = index.at(tl.log, pos);
       follow(list, at.rows);
       if (current) { current.classList.remove("is-current"); current.removeAttribute("aria-current"); current = null; }
       const last = list.lastElementChild;
