@@ -304,12 +304,14 @@ func plainText(n ast.Node, src []byte) string {
 // scenario (required) names a scenario of package sacc/scenario; options are
 // its settings, as for `saccbook run --set`; views chooses the pictures, from the
 // views registry of package web/manifest (empty: the widget's own choice); seq is the event position the widget opens at (0,
-// the default, is before the first event).
+// the default, is before the first event); memory=sq or memory=cq chooses the
+// ring the memory view opens on (the SQ without it).
 type Widget struct {
 	Scenario string
 	Options  string
 	Views    string
 	Seq      int
+	Memory   string
 }
 
 // widgetNode is a Widget in the Markdown syntax tree.
@@ -409,8 +411,13 @@ func parseWidget(info string) (*Widget, error) {
 				return nil, fmt.Errorf("sacc-run: seq=%s: want an event position, 0 or more", v)
 			}
 			w.Seq = n
+		case "memory":
+			if v != "sq" && v != "cq" {
+				return nil, fmt.Errorf("sacc-run: memory=%s: want sq or cq", v)
+			}
+			w.Memory = v
 		default:
-			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, seq)", k)
+			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, seq, memory)", k)
 		}
 	}
 	if w.Scenario == "" {
@@ -477,8 +484,12 @@ func renderWidget(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.Wa
 	if wd.Options != "" {
 		cmd += " --set " + wd.Options
 	}
-	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d">`,
+	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d"`,
 		html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq)
+	if wd.Memory != "" {
+		fmt.Fprintf(w, ` data-memory="%s"`, wd.Memory)
+	}
+	w.WriteString(">")
 	fmt.Fprintf(w, `<noscript>This live widget needs JavaScript; run it in a terminal with <code>%s</code></noscript></div>`+"\n",
 		html.EscapeString(cmd))
 	return ast.WalkSkipChildren, nil
