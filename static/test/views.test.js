@@ -80,7 +80,7 @@ test("garage view: the boards show the rings, and its caption tells the metaphor
   const rows = g.scene.flatMap((n) => byClass(n, "sw-brow"));
   assert.equal(rows.length, 8, "two boards of four rows");
   assert.equal(rows.filter((r) => hasClass(r, "is-p1")).length, 1);
-  assert.match(g.desc, /^The neighbour writes the result on row 0 of the CQ board, mark colour ● \(lap colour 1\) last\.$/);
+  assert.equal(g.desc, "The neighbour writes the result on row 0 of the CQ board, and last its mark in this lap's colour: teal ● (phase 1).");
   const bell = first(phases, "sacc_doorbell");
   assert.equal(garage.caption(bell, stateAt(phases, bell.seq, ds), ds), "You ring the neighbour's doorbell (jobs up to row 1) and walk away.");
 });

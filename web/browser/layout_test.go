@@ -1,0 +1,69 @@
+package browser_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// garageProblems walks the first widget's garage through the positions of its
+// run (every one of a short run; of a long one, about 300 spread over it and
+// the first of every kind of event) and lists every text drawn smaller than 12 CSS pixels, outside the
+// picture, or outside the board or house it labels.
+const garageProblems = `(() => {
+	const root = document.querySelector(".sacc-widget");
+	const w = root.saccWidget;
+	root.querySelector("[data-view=garage]").click();
+	const svg = root.querySelector(".sw-garage");
+	const out = new Set();
+	const n = w.timeline.length, stride = Math.max(1, Math.ceil(n / 300));
+	const at = new Set();
+	for (let p = 0; p <= n; p += stride) at.add(p);
+	const kinds = new Set();
+	w.timeline.log.forEach((e) => { if (!kinds.has(e.kind)) { kinds.add(e.kind); at.add(e.seq); } });
+	for (const p of at) {
+		w.setPos(p);
+		w.redraw();
+		const box = svg.getBoundingClientRect();
+		const k = box.width / svg.viewBox.baseVal.width;
+		for (const t of svg.querySelectorAll("text")) {
+			if (!t.textContent.trim()) continue;
+			const px = parseFloat(getComputedStyle(t).fontSize) * k;
+			const b = t.getBoundingClientRect();
+			if (!b.width && !b.height) continue; // not drawn (a label the style sheet hides)
+			const name = JSON.stringify(t.textContent);
+			if (px < 12) out.add(name + " is " + px.toFixed(1) + " px");
+			if (b.left < box.left - 0.5 || b.right > box.right + 0.5 || b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5) out.add(name + " leaves the picture");
+			const frame = t.closest(".sw-board, .sw-house");
+			const r = frame && frame.querySelector(".sw-board-frame, .sw-wall");
+			if (r && !t.matches(".sw-board > text:first-of-type")) {
+				const f = r.getBoundingClientRect();
+				if (b.left < f.left - 0.5 || b.right > f.right + 0.5) out.add(name + " leaves its " + (frame.matches(".sw-board") ? "board" : "house"));
+			}
+		}
+	}
+	return [...out].join("\n");
+})()`
+
+// TestGarageTextAtPhoneWidth: at 390 px every text of the garage is at least
+// 12 px and stays inside the picture and inside the board or house it belongs
+// to, at every position of chapter 00's run and of a run with a 32-slot ring.
+func TestGarageTextAtPhoneWidth(t *testing.T) {
+	base := server(t)
+	for _, width := range []int{390, 1280} {
+		ctx := browser(t, width, 900)
+		errs := consoleErrors(ctx)
+		for _, page := range []string{"/chapters/00-the-journey-of-one-job", "/chapters/13-capstone"} {
+			do(t, ctx, "open "+page, chromedp.EmulateViewport(int64(width), 900), chromedp.Navigate(base+page),
+				chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
+			waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+			if got := run(t, ctx, "measure the garage", chromedp.Evaluate[string](garageProblems)); got != "" {
+				t.Errorf("%s at %d px:\n%s", page, width, got)
+			}
+		}
+		if e := errs(); len(e) > 0 {
+			t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+		}
+	}
+}
