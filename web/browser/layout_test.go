@@ -67,3 +67,50 @@ func TestGarageTextAtPhoneWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestChapterTextOnThePhonesFirstScreen: at 390 px the chapter list folds into
+// one line, so the first paragraph of every chapter starts high on the first
+// screen; opening it lists every chapter. At 1280 px the list is the sidebar.
+func TestChapterTextOnThePhonesFirstScreen(t *testing.T) {
+	base := server(t)
+	ctx := browser(t, 390, 844)
+	errs := consoleErrors(ctx)
+	var pages []string
+	do(t, ctx, "open the contents", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("a[href*='/chapters/']")))
+	for _, href := range strings.Split(run(t, ctx, "list the chapters", chromedp.Evaluate[string](
+		`[...document.querySelectorAll("main .chapter-list a")].map((a) => a.getAttribute("href")).join(" ")`)), " ") {
+		pages = append(pages, href)
+	}
+	if len(pages) < 15 {
+		t.Fatalf("the contents page lists %d chapters", len(pages))
+	}
+	for _, page := range pages {
+		do(t, ctx, "open "+page, chromedp.Navigate(base+page), chromedp.WaitVisible(chromedp.CSS("article.chapter > p")))
+		top := run(t, ctx, "where the text starts", chromedp.Evaluate[float64](
+			`document.querySelector("article.chapter > p").getBoundingClientRect().top`))
+		// The site's name, the folded list and the title take at most two
+		// fifths of the screen: the rest is the chapter.
+		if top > 0.4*844 {
+			t.Errorf("%s: at 390 px the chapter's first paragraph starts at %.0f px of an 844 px screen", page, top)
+		}
+		if page == pages[6] {
+			screenshot(t, ctx, "chapter06-phone-top-390")
+		}
+	}
+	do(t, ctx, "open the chapter list", chromedp.Click(chromedp.CSS(".toc-phone > summary")))
+	if n := run(t, ctx, "visible chapter links", chromedp.Evaluate[int](
+		`[...document.querySelectorAll(".toc-phone .chapter-list a")].filter((a) => a.getBoundingClientRect().height > 0).length`)); n != len(pages) {
+		t.Errorf("the opened chapter list shows %d links, want %d", n, len(pages))
+	}
+	screenshot(t, ctx, "chapter-list-open-390")
+
+	wide := browser(t, 1280, 800)
+	do(t, wide, "open a chapter wide", chromedp.Navigate(base+pages[6]), chromedp.WaitVisible(chromedp.CSS(".toc-sidebar .chapter-list")))
+	if shown := run(t, wide, "the phone list", chromedp.Evaluate[bool](`getComputedStyle(document.querySelector(".toc-phone")).display !== "none"`)); shown {
+		t.Error("at 1280 px the folded chapter list shows beside the sidebar")
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+	}
+}
