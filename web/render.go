@@ -236,6 +236,7 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		return nil, fmt.Errorf("%s:1: the title heading is empty", name)
 	}
 	doc.RemoveChild(doc, h)
+	sections := pageSections(doc, src)
 	var body bytes.Buffer
 	if err := md.Renderer().Render(&body, src, doc); err != nil {
 		return nil, fmt.Errorf("%s: render: %w", name, err)
@@ -245,7 +246,7 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		Slug:    slug,
 		Title:   title,
 		File:    name,
-		HTML:    template.HTML(body.String()), // goldmark output with raw HTML off
+		HTML:    template.HTML(withContents(body.Bytes(), sections)), // goldmark output with raw HTML off; a long page's contents (contents.go)
 		Widgets: widgets.found,
 		Links:   links.links,
 		Anchors: links.anchors,
