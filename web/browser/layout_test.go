@@ -75,13 +75,10 @@ func TestChapterTextOnThePhonesFirstScreen(t *testing.T) {
 	base := server(t)
 	ctx := browser(t, 390, 844)
 	errs := consoleErrors(ctx)
-	var pages []string
 	do(t, ctx, "open the contents", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(chromedp.CSS("a[href*='/chapters/']")))
-	for _, href := range strings.Split(run(t, ctx, "list the chapters", chromedp.Evaluate[string](
-		`[...document.querySelectorAll("main .chapter-list a")].map((a) => a.getAttribute("href")).join(" ")`)), " ") {
-		pages = append(pages, href)
-	}
+	pages := strings.Split(run(t, ctx, "list the chapters", chromedp.Evaluate[string](
+		`[...document.querySelectorAll("main .chapter-list a")].map((a) => a.getAttribute("href")).join(" ")`)), " ")
 	if len(pages) < 15 {
 		t.Fatalf("the contents page lists %d chapters", len(pages))
 	}
@@ -109,6 +106,71 @@ func TestChapterTextOnThePhonesFirstScreen(t *testing.T) {
 	do(t, wide, "open a chapter wide", chromedp.Navigate(base+pages[6]), chromedp.WaitVisible(chromedp.CSS(".toc-sidebar .chapter-list")))
 	if shown := run(t, wide, "the phone list", chromedp.Evaluate[bool](`getComputedStyle(document.querySelector(".toc-phone")).display !== "none"`)); shown {
 		t.Error("at 1280 px the folded chapter list shows beside the sidebar")
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// patchedAsFresh steps the first widget's ring and garage views through a run
+// and compares, at each position, the picture on the page (patched from the
+// last one) with the same picture drawn afresh; it returns the first
+// difference, or "". It also checks that patching kept the nodes.
+const patchedAsFresh = `(async () => {
+	const base = document.querySelector("script[type=module]").src;
+	const dom = await import(new URL("dom.js", base).href);
+	const ring = await import(new URL("views/ring.js", base).href);
+	const garage = await import(new URL("views/garage.js", base).href);
+	const { el } = await import(new URL("vnode.js", base).href);
+	// canon writes a tree with its attributes in name order: patching may set
+	// them in another order than drawing afresh does.
+	const canon = (node) => node.nodeType === 3 ? JSON.stringify(node.data) :
+		"<" + node.localName + [...node.attributes].map((a) => " " + a.name + "=" + JSON.stringify(a.value)).sort().join("") + ">" +
+		[...node.childNodes].map(canon).join("") + "</>";
+	const root = document.querySelector(".sacc-widget");
+	const w = root.saccWidget;
+	const n = w.timeline.length, stride = Math.max(1, Math.floor(n / 150));
+	let kept = 0;
+	for (const view of ["ring", "garage"]) {
+		w.activate(view);
+		for (let p = 0; p <= n; p += stride) {
+			const before = root.querySelector(".sw-panel-" + view + " svg rect");
+			w.setPos(p);
+			w.redraw();
+			const st = w.timeline.stateAt(p), ev = w.timeline.event(p);
+			let page, fresh;
+			if (view === "ring") {
+				page = root.querySelector(".sw-panel-ring svg.sw-ring");
+				fresh = dom.render(ring.picture(st, ev, p, w.env.ds, { id: "sw" + w.n + "-", wide: root.classList.contains("sw-wide"), anim: !dom.reducedMotion() }));
+			} else {
+				page = root.querySelector(".sw-garage > g:nth-of-type(1)");
+				fresh = dom.render(el("g", null, garage.picture(st, ev, p, w.env.ds).scene), true);
+			}
+			const a = [...page.childNodes].map(canon).join(""), b = [...fresh.childNodes].map(canon).join("");
+			if (a !== b) {
+				let i = 0;
+				while (a[i] === b[i]) i++;
+				return view + " at " + p + ": on the page …" + a.slice(Math.max(0, i - 80), i + 80) + "…, drawn afresh …" + b.slice(Math.max(0, i - 80), i + 80) + "…";
+			}
+			if (before && before.isConnected) kept++;
+		}
+	}
+	return kept ? "" : "no node survived a redraw";
+})()`
+
+// TestPicturesPatchedAsDrawnAfresh: the ring and garage pictures, drawn again at
+// every step by patching the nodes already on the page, are exactly what
+// drawing them afresh gives.
+func TestPicturesPatchedAsDrawnAfresh(t *testing.T) {
+	base := server(t)
+	ctx := browser(t, 1280, 800, chromedp.Flag("force-prefers-reduced-motion", true))
+	errs := consoleErrors(ctx)
+	for _, page := range []string{"/chapters/00-the-journey-of-one-job", "/chapters/06-phase-bits", "/chapters/09-the-iommu"} {
+		do(t, ctx, "open "+page, chromedp.Navigate(base+page), chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
+		waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+		if diff := run(t, ctx, "compare", chromedp.Evaluate[string](patchedAsFresh, chromedp.EvalAwaitPromise)); diff != "" {
+			t.Fatalf("%s: %s", page, diff)
+		}
 	}
 	if e := errs(); len(e) > 0 {
 		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
