@@ -125,6 +125,10 @@ export const WORDS = {
   failed: (r, message) => "Could not read memory at event " + r.seq + ": " + message + ".",
 };
 
+// ox is a dumped number as eight hex digits after a "0x" that a narrow
+// screen leaves out (the style sheet), so that a row of four words fits.
+function ox(v) { return [h("span", { class: "sw-0x" }, "0x"), hex(v, 8).slice(2)]; }
+
 export function mount(w, panel, env) {
   const ds = env.ds;
   const first = (w.root && w.root.dataset.memory) === "cq" ? "cq" : "sq";
@@ -183,7 +187,7 @@ export function mount(w, panel, env) {
         const a = Number(row.addr);
         const btn = h("button", { type: "button", class: "sw-dump-row" + (chosen === a ? " is-chosen" : ""),
           title: "Decode the descriptor (or completion) at " + (rowsSpace === "x" ? "DMA address " : "") + hex(a) },
-        h("span", { class: "sw-dump-addr" }, hex(a, 8)), row.words.map((wd) => h("span", { class: "sw-dump-word" }, hex(wd, 8))));
+        h("span", { class: "sw-dump-addr" }, ox(a)), row.words.map((wd) => h("span", { class: "sw-dump-word" }, ox(wd))));
         btn.addEventListener("click", () => {
           chosen = a;
           for (const x of table.children) x.classList.toggle("is-chosen", x === btn);
