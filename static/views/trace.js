@@ -113,9 +113,11 @@ function follow(list, rows, base) {
   if (!rows.length) return;
   const lo = list.firstElementChild ? seqOf(list.firstElementChild) : Infinity;
   const hi = list.lastElementChild ? seqOf(list.lastElementChild) : -Infinity;
-  let older = 0, newer = rows.length;
-  if (!list.firstElementChild) older = 0, newer = 0;
-  else {
+  // rows[0..older) go before the rows still there, rows[newer..] after them
+  // (all of them, when none is left).
+  let older = 0, newer = 0;
+  if (list.firstElementChild) {
+    newer = rows.length;
     while (older < rows.length && rows[older].seq < lo) older++;
     while (newer > 0 && rows[newer - 1].seq > hi) newer--;
   }
@@ -139,7 +141,7 @@ export function mount(w, panel, env) {
   const list = h("ol", { class: "sw-trace", "aria-label": "Events up to the position" });
   // The list scrolls in a box that starts, and stays, at its bottom (a
   // column-reverse flex box): the newest event shows without the view
-  // measuring the list on every frame, and a reader who scrolls up stays put.
+  // measuring the list on every frame to scroll it.
   const scroller = h("div", { class: "sw-trace-scroll" }, list);
   const noteEl = h("p", { class: "sw-muted sw-trace-note" });
   list.addEventListener("click", (e) => {

@@ -176,3 +176,55 @@ func TestPicturesPatchedAsDrawnAfresh(t *testing.T) {
 		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
 	}
 }
+
+// traceListAgrees moves the first widget's trace view forward, back and by
+// jumps, playing and paused, with and without a filter, and compares the rows
+// on the page with traceAt's; it returns the first difference, or "".
+const traceListAgrees = `(async () => {
+	const base = document.querySelector("script[type=module]").src;
+	const trace = await import(new URL("views/trace.js", base).href);
+	const root = document.querySelector(".sacc-widget");
+	const w = root.saccWidget;
+	w.activate("trace");
+	const input = root.querySelector(".sw-filter");
+	const n = w.timeline.length;
+	let seed = 5;
+	const rnd = (k) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % k; };
+	for (const q of ["", "cq", "dma"]) {
+		input.value = q;
+		let p = 0;
+		for (let i = 0; i < 300; i++) {
+			const m = rnd(10);
+			p = m < 6 ? p + rnd(120) : m < 8 ? p - rnd(30) : rnd(n + 1);
+			p = Math.max(0, Math.min(n, p));
+			w.playing = rnd(3) === 0; // the short list of playback, or the long one
+			w.setPos(p);
+			w.dirty = true;
+			w.redraw();
+			const want = trace.traceAt(w.timeline.log, p, { q, sides: new Set(w.env.ds.sides), all: w.env.ds.sides.length },
+				w.playing ? 24 : 250).rows.map((e) => e.seq).join(",");
+			const got = [...root.querySelectorAll(".sw-trace li")].map((li) => li.dataset.seq).join(",");
+			if (got !== want) return "filter " + JSON.stringify(q) + " at " + p + ": page " + got.slice(0, 200) + " want " + want.slice(0, 200);
+			const cur = root.querySelectorAll(".sw-trace .is-current");
+			if (cur.length > 1) return "two current rows at " + p;
+		}
+	}
+	w.playing = false;
+	return "";
+})()`
+
+// TestTraceListFollowsThePosition: the trace list on the page, kept up row by
+// row as the position moves, always holds exactly the rows traceAt says.
+func TestTraceListFollowsThePosition(t *testing.T) {
+	base := server(t)
+	ctx := browser(t, 1280, 800)
+	errs := consoleErrors(ctx)
+	do(t, ctx, "open chapter 06", chromedp.Navigate(base+"/chapters/06-phase-bits"), chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
+	waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+	if diff := run(t, ctx, "compare", chromedp.Evaluate[string](traceListAgrees, chromedp.EvalAwaitPromise)); diff != "" {
+		t.Fatal(diff)
+	}
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("JavaScript errors in the console:\n%s", strings.Join(e, "\n"))
+	}
+}
