@@ -237,6 +237,7 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		return nil, fmt.Errorf("%s:1: the title heading is empty", name)
 	}
 	doc.RemoveChild(doc, h)
+	sections := pageSections(doc, src)
 	var body bytes.Buffer
 	if err := md.Renderer().Render(&body, src, doc); err != nil {
 		return nil, fmt.Errorf("%s: render: %w", name, err)
@@ -246,7 +247,7 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		Slug:    slug,
 		Title:   title,
 		File:    name,
-		HTML:    template.HTML(body.String()), // goldmark output with raw HTML off
+		HTML:    template.HTML(withContents(body.Bytes(), sections)), // goldmark output with raw HTML off; a long page's contents (contents.go)
 		Widgets: widgets.found,
 		Links:   links.links,
 		Anchors: links.anchors,
@@ -320,11 +321,14 @@ func plainText(n ast.Node, src []byte) string {
 // is the older spelling of start=N. fold says which kinds of long setup
 // (web/manifest's timeline folds: enumeration, fill, readback) play as one step:
 // a list, or none; without it, all of them.
+// memory=sq or memory=cq chooses the ring the memory view opens on (the SQ
+// without it).
 type Widget struct {
 	Scenario string
 	Options  string
 	Views    string
-	Seq      int // the start position, when start names no marker
+	Seq      int    // the start position, when start names no marker
+	Memory   string // the ring the memory view opens on: "sq", "cq", or "" for the SQ
 	Markers  []Marker
 	Start    string   // the marker the widget opens at; "" for Seq
 	Folds    []string // the folds that apply
@@ -450,8 +454,13 @@ func parseWidget(info string) (*Widget, error) {
 				return nil, fmt.Errorf("sacc-run: fold=%s: %w", v, err)
 			}
 			w.Folds = folds
+		case "memory":
+			if v != "sq" && v != "cq" {
+				return nil, fmt.Errorf("sacc-run: memory=%s: want sq or cq", v)
+			}
+			w.Memory = v
 		default:
-			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, markers, start, seq, fold)", k)
+			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, markers, start, seq, fold, memory)", k)
 		}
 	}
 	if seen["seq"] && seen["start"] {
@@ -650,9 +659,13 @@ func renderWidget(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.Wa
 	if err != nil {
 		return ast.WalkStop, fmt.Errorf("widget %d: markers: %w", wd.Index, err)
 	}
-	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d" data-widget="%d" data-start="%s" data-markers="%s" data-folds="%s">`,
+	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d" data-widget="%d" data-start="%s" data-markers="%s" data-folds="%s"`,
 		html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq, wd.Index,
 		html.EscapeString(wd.Start), html.EscapeString(string(mj)), html.EscapeString(strings.Join(wd.Folds, ",")))
+	if wd.Memory != "" {
+		fmt.Fprintf(w, ` data-memory="%s"`, wd.Memory)
+	}
+	w.WriteString(">")
 	fmt.Fprintf(w, `<noscript>This live widget needs JavaScript; run it in a terminal with <code>%s</code></noscript></div>`+"\n",
 		html.EscapeString(cmd))
 	return ast.WalkSkipChildren, nil

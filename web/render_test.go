@@ -3,6 +3,9 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -28,6 +31,9 @@ func TestWidgetBlocks(t *testing.T) {
 			want: `data-scenario="mixed" data-options="" data-views="" data-seq="42"`},
 		{name: "every view", info: "sacc-run scenario=bypass views=ring,garage,registers,memory,trace,source,monitor options=cpu=x86",
 			want: `data-views="ring,garage,registers,memory,trace,source,monitor"`},
+		{name: "memory view on the CQ", info: "sacc-run scenario=phases views=memory memory=cq",
+			want: `data-views="memory" data-seq="0" data-memory="cq">`},
+		{name: "memory view on neither ring", info: "sacc-run scenario=phases memory=rings", err: "memory=rings: want sq or cq"},
 		{name: "unknown key", info: "sacc-run scenario=job view=ring", err: `unknown key "view"`},
 		{name: "no scenario", info: "sacc-run views=ring", err: "scenario=NAME is required"},
 		{name: "unknown scenario", info: "sacc-run scenario=nosuch", err: `no scenario "nosuch"`},
@@ -260,6 +266,67 @@ func TestChapterLinksAreRewrittenAndChecked(t *testing.T) {
 		bad := fstest.MapFS{"00-a.md": book["00-a.md"], "01-b.md": book["01-b.md"], "02-c.md": {Data: []byte(body)}}
 		if _, err := ReadChapters(bad); err == nil || !strings.Contains(err.Error(), "02-c.md:3:") {
 			t.Errorf("%s: error %v should name 02-c.md:3", name, err)
+		}
+	}
+}
+
+// TestPageContents: a long page lists its ## and ### sections, linked to
+// their headings, after its opening paragraphs; a chapter of seven sections
+// does not.
+func TestPageContents(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("# Long\n\nThe opening paragraph.\n\n")
+	for i := range 6 {
+		fmt.Fprintf(&src, "## Part %d\n\nText.\n\n### Part %d, the details `code`\n\nMore.\n\n", i, i)
+	}
+	c, err := renderChapter("99-long.md", []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(c.HTML)
+	nav := strings.Index(page, `<nav class="page-contents" aria-label="On this page">`)
+	if nav < 0 {
+		t.Fatalf("no contents on a page of 12 sections:\n%s", page)
+	}
+	if lead := strings.Index(page, "The opening paragraph."); lead > nav || strings.Index(page, `<h2 id="part-0">`) < nav {
+		t.Errorf("the contents are not between the opening paragraph and the first section:\n%s", page)
+	}
+	for _, want := range []string{
+		`<li><a href="#part-0">Part 0</a>` + "\n<ol>\n" + `<li><a href="#part-0-the-details-code">Part 0, the details code</a></li>`,
+		`<li><a href="#part-5">Part 5</a>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the contents lack %q:\n%s", want, page)
+		}
+	}
+	for _, m := range regexp.MustCompile(`<li><a href="#([^"]+)">`).FindAllStringSubmatch(page, -1) {
+		if !slices.Contains(c.Anchors, m[1]) {
+			t.Errorf("the contents link to #%s, which is no heading", m[1])
+		}
+	}
+	short, err := renderChapter("00-short.md", []byte("# Short\n\nText.\n\n## One\n\n## Two\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(short.HTML), "page-contents") {
+		t.Errorf("a page of two sections got contents:\n%s", short.HTML)
+	}
+}
+
+// TestTheAppendixHasContents: of the book's pages, the appendix (the contract,
+// read by section) lists its sections; no chapter does.
+func TestTheAppendixHasContents(t *testing.T) {
+	book, err := ReadChapters(chapters.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range book {
+		has := strings.Contains(string(c.HTML), `class="page-contents"`)
+		if want := c.Number == 99; has != want {
+			t.Errorf("%s: on-page contents %v, want %v", c.File, has, want)
+		}
+		if c.Number == 99 && !strings.Contains(string(c.HTML), `<a href="#72-completion-phase-protocol-v01-nvme-style">7.2 Completion phase protocol (v0.1, NVMe-style)</a>`) {
+			t.Errorf("%s: the contents do not link §7.2", c.File)
 		}
 	}
 }

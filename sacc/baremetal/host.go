@@ -152,15 +152,20 @@ func (h *Host) InFlight() uint32 { return h.inFlight }
 // Ring writes the doorbell with the current tail.
 func (h *Host) Ring() { h.SetReg(sacc.RegSQTail, h.sqTail) }
 
-// Poll checks the CQ slot at the head once. A new completion (phase equal to the
-// expected phase) is consumed and returned; CQ_HEAD is written back through the
-// doorbell page so the device may reuse the slot.
+// Poll checks the CQ slot at the head once, in the order of §7.2: it loads the
+// phase field, and only when the phase is the expected one does it read the
+// entry, which the device wrote before the phase. (So every look shows in the
+// trace as the 2-byte load of the phase it looks at.) A new completion is
+// consumed and returned; CQ_HEAD is written back through the doorbell page so
+// the device may reuse the slot. An entry that is not new is not read, and
+// Poll returns the zero Completion.
 func (h *Host) Poll() (sacc.Completion, bool) {
-	h.M.ReadBytes(h.CQ+uint64(h.cqHead)*sacc.CompletionSize, h.cpl[:])
-	c := sacc.DecodeCompletion(h.cpl[:])
-	if c.Phase != h.phase {
-		return c, false
+	slot := h.CQ + uint64(h.cqHead)*sacc.CompletionSize
+	if uint8(h.M.Read(slot+sacc.CplPhaseOff, sacc.CplPhaseFieldSize))&sacc.CplPhaseBit != h.phase {
+		return sacc.Completion{}, false
 	}
+	h.M.ReadBytes(slot, h.cpl[:])
+	c := sacc.DecodeCompletion(h.cpl[:])
 	h.inFlight--
 	if h.cqHead++; h.cqHead == h.CQSize {
 		h.cqHead = 0
