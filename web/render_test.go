@@ -32,7 +32,7 @@ func TestWidgetBlocks(t *testing.T) {
 		{name: "every view", info: "sacc-run scenario=bypass views=ring,garage,registers,memory,trace,source,monitor options=cpu=x86",
 			want: `data-views="ring,garage,registers,memory,trace,source,monitor"`},
 		{name: "memory view on the CQ", info: "sacc-run scenario=phases views=memory memory=cq",
-			want: `data-views="memory" data-seq="0" data-memory="cq">`},
+			want: `data-folds="enumeration,fill,readback" data-memory="cq">`},
 		{name: "memory view on neither ring", info: "sacc-run scenario=phases memory=rings", err: "memory=rings: want sq or cq"},
 		{name: "unknown key", info: "sacc-run scenario=job view=ring", err: `unknown key "view"`},
 		{name: "no scenario", info: "sacc-run views=ring", err: "scenario=NAME is required"},
