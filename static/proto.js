@@ -3,7 +3,9 @@
 //
 // A Connection opens ws(s)://host/ws/session, sends hello, and hands the
 // widget what arrives: welcome, events batches (checked for contiguity),
-// snapshot, end, error. inspect() returns a promise of the monitor output.
+// snapshot, end, error, and for a hello with quirks the baseline's events and
+// end (marked run: "baseline") and the diverge message. inspect() returns a
+// promise of the monitor output.
 // An unexpected close reconnects with backoff and says hello again.
 
 const VERSION = 1;
@@ -40,9 +42,15 @@ export function route(msg, conn) {
   if (!msg || typeof msg.type !== "string") return null;
   switch (msg.type) {
     case "welcome": return { flags: { awaitWelcome: false, attempt: 0 }, state: "running", deliver: "welcome" };
-    case "events": return conn.awaitWelcome ? null : { deliver: "events" };
+    case "events":
+      if (conn.awaitWelcome) return null;
+      return { deliver: msg.run === "baseline" ? "baselineEvents" : "events" };
     case "snapshot": return { flags: { awaitWelcome: false }, deliver: "snapshot" };
-    case "end": return conn.awaitWelcome ? null : { state: "ended", detail: msg.error || "", deliver: "end" };
+    case "end":
+      if (conn.awaitWelcome) return null;
+      if (msg.run === "baseline") return { deliver: "baselineEnd" };
+      return { state: "ended", detail: msg.error || "", deliver: "end" };
+    case "diverge": return conn.awaitWelcome ? null : { deliver: "diverge" };
     case "inspect": return { settle: { id: msg.id, output: msg.output || "" } };
     case "error": {
       if (msg.id != null && conn.pending.has(msg.id)) return { settle: { id: msg.id, error: msg.message || msg.code } };
@@ -61,12 +69,14 @@ export function route(msg, conn) {
 
 export class Connection {
   // handlers: {onState(state, detail), onWelcome(msg), onEvents(events, from),
-  //            onSnapshot(msg), onEnd(msg), onError(msg)}
+  //            onSnapshot(msg), onEnd(msg), onError(msg),
+  //            onBaselineEvents(events, from), onBaselineEnd(msg), onDiverge(msg)}
   constructor(path, handlers) {
     this.path = path || "/ws/session";
     this.handlers = handlers;
     this.ws = null;
-    this.params = null;      // the hello we want: {scenario, seed, options}
+    this.params = null;      // the hello we want: {scenario, seed, options, quirks}
+    this.run = "";           // the run inspect asks about: "" or "baseline"
     this.nextId = 1;
     this.pending = new Map(); // inspect id -> {resolve, reject}
     this.attempt = 0;
@@ -97,7 +107,7 @@ export class Connection {
     const p = this.params;
     this.awaitWelcome = true;
     this.failPending("a new run started");
-    this.send({ type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {} });
+    this.send({ type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] });
     this.setState("starting");
   }
 
@@ -147,11 +157,14 @@ export class Connection {
     return true;
   }
 
-  // inspect asks for monitor output at an event position.
+  // inspect asks for monitor output at an event position, in the run the
+  // widget shows (this.run).
   inspect(line, seq) {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      if (this.awaitWelcome || !this.send({ type: "inspect", v: VERSION, id, seq, line })) {
+      const msg = { type: "inspect", v: VERSION, id, seq, line };
+      if (this.run) msg.run = this.run;
+      if (this.awaitWelcome || !this.send(msg)) {
         reject(new Error("not connected"));
         return;
       }
@@ -185,6 +198,9 @@ export class Connection {
       case "snapshot": if (hd.onSnapshot) hd.onSnapshot(msg); break;
       case "end": if (hd.onEnd) hd.onEnd(msg); break;
       case "error": if (hd.onError) hd.onError(msg); break;
+      case "baselineEvents": if (hd.onBaselineEvents) hd.onBaselineEvents(msg.events || [], msg.from); break;
+      case "baselineEnd": if (hd.onBaselineEnd) hd.onBaselineEnd(msg); break;
+      case "diverge": if (hd.onDiverge) hd.onDiverge(msg); break;
     }
   }
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -236,6 +237,7 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		return nil, fmt.Errorf("%s:1: the title heading is empty", name)
 	}
 	doc.RemoveChild(doc, h)
+	sections := pageSections(doc, src)
 	var body bytes.Buffer
 	if err := md.Renderer().Render(&body, src, doc); err != nil {
 		return nil, fmt.Errorf("%s: render: %w", name, err)
@@ -245,7 +247,7 @@ func renderChapter(name string, src []byte) (*Chapter, error) {
 		Slug:    slug,
 		Title:   title,
 		File:    name,
-		HTML:    template.HTML(body.String()), // goldmark output with raw HTML off
+		HTML:    template.HTML(withContents(body.Bytes(), sections)), // goldmark output with raw HTML off; a long page's contents (contents.go)
 		Widgets: widgets.found,
 		Links:   links.links,
 		Anchors: links.anchors,
@@ -298,18 +300,49 @@ func plainText(n ast.Node, src []byte) string {
 
 // Widget is a live widget: what a ```sacc-run block asks for.
 //
-//	```sacc-run scenario=driver options=cpu=arm64,irq=on views=ring,garage seq=0
+//	```sacc-run scenario=driver options=cpu=arm64,irq=on views=ring,garage markers=bell=sacc_doorbell,wrap=sacc_phase_flip start=wrap fold=enumeration
 //	```
 //
 // scenario (required) names a scenario of package sacc/scenario; options are
 // its settings, as for `saccbook run --set`; views chooses the pictures, from the
-// views registry of package web/manifest (empty: the widget's own choice); seq is the event position the widget opens at (0,
-// the default, is before the first event).
+// views registry of package web/manifest (empty: the widget's own choice).
+//
+// markers are named points on the widget's scrubber, NAME=EVENT, comma
+// separated: NAME is the button's label (a dash reads as a space), and EVENT
+// picks an event of the run by its kind, optionally its arguments and which
+// occurrence: sacc_phase_flip (the first phase flip), sacc_fetch#3 (the third
+// fetch), sacc_fetch(sq_head=0)#2 (the second fetch from slot 0),
+// cpu_write(size=32&addr=0x100000), and counted from an earlier marker of the
+// block with >NAME: sacc_fetch>bell (the first fetch after the marker bell).
+// Events are named by what happens, not by position, so a marker stays on its
+// event when the model changes what comes before it.
+//
+// start is where the widget opens: a marker's NAME, or an event position; seq=N
+// is the older spelling of start=N. fold says which kinds of long setup
+// (web/manifest's timeline folds: enumeration, fill, readback) play as one step:
+// a list, or none; without it, all of them.
+// memory=sq or memory=cq chooses the ring the memory view opens on (the SQ
+// without it).
 type Widget struct {
 	Scenario string
 	Options  string
 	Views    string
-	Seq      int
+	Seq      int    // the start position, when start names no marker
+	Memory   string // the ring the memory view opens on: "sq", "cq", or "" for the SQ
+	Markers  []Marker
+	Start    string   // the marker the widget opens at; "" for Seq
+	Folds    []string // the folds that apply
+	Index    int      // the widget's number on its page: 1, 2, …
+}
+
+// Marker is a named event of a widget's run, as the browser resolves it.
+type Marker struct {
+	Name  string            `json:"name"`
+	Label string            `json:"label"`
+	Kind  string            `json:"kind"`
+	Args  map[string]uint64 `json:"args"`  // the event's arguments must have these values
+	N     int               `json:"n"`     // the Nth such event, from 1
+	After string            `json:"after"` // counted after this earlier marker's event; "" from the start
 }
 
 // widgetNode is a Widget in the Markdown syntax tree.
@@ -328,6 +361,7 @@ func (n *widgetNode) Kind() ast.NodeKind { return kindWidget }
 func (n *widgetNode) Dump(source []byte, level int) {
 	ast.DumpHelper(n, source, level, map[string]string{
 		"Scenario": n.Scenario, "Options": n.Options, "Views": n.Views, "Seq": strconv.Itoa(n.Seq),
+		"Start": n.Start, "Folds": strings.Join(n.Folds, ","), "Index": strconv.Itoa(n.Index),
 	}, nil)
 }
 
@@ -364,6 +398,7 @@ func (t *widgetTransformer) Transform(doc *ast.Document, reader text.Reader, _ p
 			t.errs = append(t.errs, fmt.Errorf("%s:%d: %w", t.file, lineOf(src, fb), err))
 			continue
 		}
+		w.Index = len(t.found) + 1
 		t.found = append(t.found, *w)
 		fb.Parent().ReplaceChild(fb.Parent(), fb, &widgetNode{Widget: *w})
 	}
@@ -379,14 +414,16 @@ func lineOf(src []byte, fb *ast.FencedCodeBlock) int {
 }
 
 // parseWidget reads a sacc-run info string. Every problem is an error: unknown
-// key, repeated key, unknown scenario, option or view.
+// key, repeated key, unknown scenario, option, view, fold or event kind, a
+// malformed marker, a start that names no marker.
 func parseWidget(info string) (*Widget, error) {
 	fields := strings.Fields(info)
 	if len(fields) == 0 || fields[0] != widgetInfo {
 		return nil, fmt.Errorf("a widget block starts with %q, not %q", widgetInfo, info)
 	}
-	w := &Widget{}
+	w := &Widget{Folds: manifest.FoldNames()}
 	seen := map[string]bool{}
+	var start string
 	for _, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok || v == "" {
@@ -403,15 +440,34 @@ func parseWidget(info string) (*Widget, error) {
 			w.Options = v
 		case "views":
 			w.Views = v
-		case "seq":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("sacc-run: seq=%s: want an event position, 0 or more", v)
+		case "seq", "start":
+			start = v
+		case "markers":
+			ms, err := parseMarkers(v)
+			if err != nil {
+				return nil, fmt.Errorf("sacc-run: markers: %w", err)
 			}
-			w.Seq = n
+			w.Markers = ms
+		case "fold":
+			folds, err := parseFolds(v)
+			if err != nil {
+				return nil, fmt.Errorf("sacc-run: fold=%s: %w", v, err)
+			}
+			w.Folds = folds
+		case "memory":
+			if v != "sq" && v != "cq" {
+				return nil, fmt.Errorf("sacc-run: memory=%s: want sq or cq", v)
+			}
+			w.Memory = v
 		default:
-			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, seq)", k)
+			return nil, fmt.Errorf("sacc-run: unknown key %q (known: scenario, options, views, markers, start, seq, fold, memory)", k)
 		}
+	}
+	if seen["seq"] && seen["start"] {
+		return nil, errors.New("sacc-run: give start or seq, not both")
+	}
+	if err := w.setStart(start, seen["seq"]); err != nil {
+		return nil, err
 	}
 	if w.Scenario == "" {
 		return nil, fmt.Errorf("sacc-run: scenario=NAME is required (have: %s)", strings.Join(scenario.Names(), ", "))
@@ -430,6 +486,124 @@ func parseWidget(info string) (*Widget, error) {
 		}
 	}
 	return w, nil
+}
+
+// setStart reads start= (or seq=, which takes only a number): a marker of the
+// block or an event position.
+func (w *Widget) setStart(v string, seqKey bool) error {
+	if v == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 && seqKey {
+			return fmt.Errorf("sacc-run: seq=%s: want an event position, 0 or more", v)
+		}
+		if n < 0 {
+			return fmt.Errorf("sacc-run: start=%s: want an event position, 0 or more, or a marker", v)
+		}
+		w.Seq = n
+		return nil
+	}
+	if seqKey {
+		return fmt.Errorf("sacc-run: seq=%s: want an event position, 0 or more", v)
+	}
+	var names []string
+	for _, m := range w.Markers {
+		if m.Name == v {
+			w.Start = v
+			return nil
+		}
+		names = append(names, m.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("sacc-run: start=%s: the block has no markers (markers=NAME=EVENT,…)", v)
+	}
+	return fmt.Errorf("sacc-run: start=%s: no such marker (have: %s)", v, strings.Join(names, ", "))
+}
+
+// markerName is a marker's name: its label, with dashes for spaces.
+var markerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// markerEvent is a marker's event: KIND, (ARG=VALUE&…), #N, >MARKER.
+var markerEvent = regexp.MustCompile(`^([a-z][a-z0-9_]*)(?:\(([^()]*)\))?(?:#([0-9]+))?(?:>([A-Za-z0-9][A-Za-z0-9_-]*))?$`)
+
+// maxExact is the largest argument value a browser compares exactly (2^53).
+const maxExact = 1 << 53
+
+// parseMarkers reads markers=NAME=EVENT,… against the trace's kinds.
+func parseMarkers(v string) ([]Marker, error) {
+	kinds := manifest.Kinds()
+	var out []Marker
+	for _, item := range strings.Split(v, ",") {
+		name, ev, ok := strings.Cut(item, "=")
+		if !ok || !markerName.MatchString(name) {
+			return nil, fmt.Errorf("%q: want NAME=EVENT, NAME in letters, digits and dashes", item)
+		}
+		for _, m := range out {
+			if m.Name == name {
+				return nil, fmt.Errorf("%s given twice", name)
+			}
+		}
+		p := markerEvent.FindStringSubmatch(ev)
+		if p == nil {
+			return nil, fmt.Errorf("%s=%s: want KIND, KIND#N, KIND(ARG=VALUE&…)#N or KIND>MARKER", name, ev)
+		}
+		kind, ok := kinds[p[1]]
+		if !ok {
+			return nil, fmt.Errorf("%s=%s: no event kind %q", name, ev, p[1])
+		}
+		m := Marker{Name: name, Label: strings.ReplaceAll(name, "-", " "), Kind: p[1], Args: map[string]uint64{}, N: 1}
+		if p[2] != "" {
+			for _, cond := range strings.Split(p[2], "&") {
+				a, val, ok := strings.Cut(cond, "=")
+				if !ok {
+					return nil, fmt.Errorf("%s=%s: %q: want ARG=VALUE", name, ev, cond)
+				}
+				if !slices.Contains(kind.Args, a) {
+					return nil, fmt.Errorf("%s=%s: %s has no argument %q (has: %s)", name, ev, p[1], a, strings.Join(kind.Args, ", "))
+				}
+				n, err := strconv.ParseUint(val, 0, 64)
+				if err != nil || n > maxExact {
+					return nil, fmt.Errorf("%s=%s: %s=%s: want a number up to 2^53", name, ev, a, val)
+				}
+				m.Args[a] = n
+			}
+		}
+		if p[3] != "" {
+			n, err := strconv.Atoi(p[3])
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%s=%s: #%s: occurrences count from 1", name, ev, p[3])
+			}
+			m.N = n
+		}
+		if p[4] != "" {
+			if !slices.ContainsFunc(out, func(o Marker) bool { return o.Name == p[4] }) {
+				return nil, fmt.Errorf("%s=%s: >%s: not a marker before it in the block", name, ev, p[4])
+			}
+			m.After = p[4]
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// parseFolds reads fold=: "none", or fold names of the manifest's timeline.
+func parseFolds(v string) ([]string, error) {
+	if v == "none" {
+		return []string{}, nil
+	}
+	have := manifest.FoldNames()
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if !slices.Contains(have, f) {
+			return nil, fmt.Errorf("no fold %q (have: %s, or none)", f, strings.Join(have, ", "))
+		}
+		if slices.Contains(out, f) {
+			return nil, fmt.Errorf("%s given twice", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // checkOptions checks widget options against the ones the scenario declares:
@@ -477,8 +651,21 @@ func renderWidget(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.Wa
 	if wd.Options != "" {
 		cmd += " --set " + wd.Options
 	}
-	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d">`,
-		html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq)
+	markers := []Marker{}
+	if wd.Markers != nil {
+		markers = wd.Markers
+	}
+	mj, err := json.Marshal(markers)
+	if err != nil {
+		return ast.WalkStop, fmt.Errorf("widget %d: markers: %w", wd.Index, err)
+	}
+	fmt.Fprintf(w, `<div class="sacc-widget" data-scenario="%s" data-options="%s" data-views="%s" data-seq="%d" data-widget="%d" data-start="%s" data-markers="%s" data-folds="%s"`,
+		html.EscapeString(wd.Scenario), html.EscapeString(wd.Options), html.EscapeString(wd.Views), wd.Seq, wd.Index,
+		html.EscapeString(wd.Start), html.EscapeString(string(mj)), html.EscapeString(strings.Join(wd.Folds, ",")))
+	if wd.Memory != "" {
+		fmt.Fprintf(w, ` data-memory="%s"`, wd.Memory)
+	}
+	w.WriteString(">")
 	fmt.Fprintf(w, `<noscript>This live widget needs JavaScript; run it in a terminal with <code>%s</code></noscript></div>`+"\n",
 		html.EscapeString(cmd))
 	return ast.WalkSkipChildren, nil

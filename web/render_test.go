@@ -3,6 +3,9 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -21,13 +24,16 @@ func TestWidgetBlocks(t *testing.T) {
 		err  string
 	}{
 		{name: "everything", info: "sacc-run scenario=driver options=cpu=arm64,irq=on views=ring,garage",
-			want: `<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run driver --set cpu=arm64,irq=on</code></noscript></div>`},
+			want: `<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0" data-widget="1" data-start="" data-markers="[]" data-folds="enumeration,fill,readback"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run driver --set cpu=arm64,irq=on</code></noscript></div>`},
 		{name: "scenario only", info: "sacc-run scenario=job",
-			want: `<div class="sacc-widget" data-scenario="job" data-options="" data-views="" data-seq="0"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run job</code></noscript></div>`},
+			want: `<div class="sacc-widget" data-scenario="job" data-options="" data-views="" data-seq="0" data-widget="1" data-start="" data-markers="[]" data-folds="enumeration,fill,readback"><noscript>This live widget needs JavaScript; run it in a terminal with <code>saccbook run job</code></noscript></div>`},
 		{name: "start position", info: "sacc-run   scenario=mixed\tseq=42",
 			want: `data-scenario="mixed" data-options="" data-views="" data-seq="42"`},
 		{name: "every view", info: "sacc-run scenario=bypass views=ring,garage,registers,memory,trace,source,monitor options=cpu=x86",
 			want: `data-views="ring,garage,registers,memory,trace,source,monitor"`},
+		{name: "memory view on the CQ", info: "sacc-run scenario=phases views=memory memory=cq",
+			want: `data-folds="enumeration,fill,readback" data-memory="cq">`},
+		{name: "memory view on neither ring", info: "sacc-run scenario=phases memory=rings", err: "memory=rings: want sq or cq"},
 		{name: "unknown key", info: "sacc-run scenario=job view=ring", err: `unknown key "view"`},
 		{name: "no scenario", info: "sacc-run views=ring", err: "scenario=NAME is required"},
 		{name: "unknown scenario", info: "sacc-run scenario=nosuch", err: `no scenario "nosuch"`},
@@ -41,6 +47,27 @@ func TestWidgetBlocks(t *testing.T) {
 		{name: "unknown view", info: "sacc-run scenario=job views=ring,hologram", err: `unknown view "hologram"`},
 		{name: "negative seq", info: "sacc-run scenario=job seq=-1", err: "seq=-1"},
 		{name: "body", info: "sacc-run scenario=job", body: "views=ring\n", err: "has no body"},
+		{name: "markers and a start", info: "sacc-run scenario=rings markers=bell=sacc_doorbell,first-wrap=sacc_phase_flip,slot0=sacc_fetch(sq_head=0&addr=0x100000)#2 start=first-wrap fold=enumeration",
+			want: `data-seq="0" data-widget="1" data-start="first-wrap" data-markers="[{&#34;name&#34;:&#34;bell&#34;,&#34;label&#34;:&#34;bell&#34;,&#34;kind&#34;:&#34;sacc_doorbell&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
+				`{&#34;name&#34;:&#34;first-wrap&#34;,&#34;label&#34;:&#34;first wrap&#34;,&#34;kind&#34;:&#34;sacc_phase_flip&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;&#34;},` +
+				`{&#34;name&#34;:&#34;slot0&#34;,&#34;label&#34;:&#34;slot0&#34;,&#34;kind&#34;:&#34;sacc_fetch&#34;,&#34;args&#34;:{&#34;addr&#34;:1048576,&#34;sq_head&#34;:0},&#34;n&#34;:2,&#34;after&#34;:&#34;&#34;}]" data-folds="enumeration">`},
+		{name: "start at a position", info: "sacc-run scenario=job start=7 fold=none", want: `data-seq="7" data-widget="1" data-start="" data-markers="[]" data-folds="">`},
+		{name: "unknown marker kind", info: "sacc-run scenario=job markers=bell=sacc_dorbell", err: `bell=sacc_dorbell: no event kind "sacc_dorbell"`},
+		{name: "unknown marker argument", info: "sacc-run scenario=job markers=bell=sacc_doorbell(tail=1)", err: `sacc_doorbell has no argument "tail" (has: sq_tail, sq_head)`},
+		{name: "bad marker value", info: "sacc-run scenario=job markers=bell=sacc_doorbell(sq_tail=x)", err: "sq_tail=x: want a number"},
+		{name: "bad occurrence", info: "sacc-run scenario=job markers=bell=sacc_doorbell#0", err: "#0: occurrences count from 1"},
+		{name: "malformed marker", info: "sacc-run scenario=job markers=bell", err: `"bell": want NAME=EVENT`},
+		{name: "malformed marker event", info: "sacc-run scenario=job markers=bell=sacc_doorbell#x", err: "want KIND, KIND#N"},
+		{name: "marker name", info: "sacc-run scenario=job markers=-bell=sacc_doorbell", err: `"-bell=sacc_doorbell": want NAME=EVENT`},
+		{name: "marker after a marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell,next_fetch=sacc_fetch>bell",
+			want: `{&#34;name&#34;:&#34;next_fetch&#34;,&#34;label&#34;:&#34;next_fetch&#34;,&#34;kind&#34;:&#34;sacc_fetch&#34;,&#34;args&#34;:{},&#34;n&#34;:1,&#34;after&#34;:&#34;bell&#34;}`},
+		{name: "marker after a later marker", info: "sacc-run scenario=job markers=fetch=sacc_fetch>bell,bell=sacc_doorbell", err: "fetch=sacc_fetch>bell: >bell: not a marker before it"},
+		{name: "repeated marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell,bell=sacc_fetch", err: "bell given twice"},
+		{name: "start names no marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell start=fetch", err: "start=fetch: no such marker (have: bell)"},
+		{name: "start without markers", info: "sacc-run scenario=job start=fetch", err: "start=fetch: the block has no markers"},
+		{name: "start and seq", info: "sacc-run scenario=job start=3 seq=4", err: "give start or seq, not both"},
+		{name: "seq names a marker", info: "sacc-run scenario=job markers=bell=sacc_doorbell seq=bell", err: "seq=bell: want an event position"},
+		{name: "unknown fold", info: "sacc-run scenario=job fold=zeroing", err: `fold=zeroing: no fold "zeroing" (have: enumeration, fill, readback, or none)`},
 		{name: "misspelt kind", info: "sacc-runner scenario=job", err: `starts with "sacc-run"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,7 +182,7 @@ func TestChapterOrderAndTitles(t *testing.T) {
 	if n := len(chs[0].Widgets); n != 1 {
 		t.Errorf("chapter 0 has %d widgets, want 1", n)
 	}
-	if w := chs[1].Widgets; len(w) != 1 || w[0] != (Widget{Scenario: "job", Seq: 12}) {
+	if w := chs[1].Widgets; len(w) != 1 || w[0].Scenario != "job" || w[0].Seq != 12 || w[0].Index != 1 || w[0].Markers != nil {
 		t.Errorf("chapter 2 widgets %+v", w)
 	}
 }
@@ -239,6 +266,67 @@ func TestChapterLinksAreRewrittenAndChecked(t *testing.T) {
 		bad := fstest.MapFS{"00-a.md": book["00-a.md"], "01-b.md": book["01-b.md"], "02-c.md": {Data: []byte(body)}}
 		if _, err := ReadChapters(bad); err == nil || !strings.Contains(err.Error(), "02-c.md:3:") {
 			t.Errorf("%s: error %v should name 02-c.md:3", name, err)
+		}
+	}
+}
+
+// TestPageContents: a long page lists its ## and ### sections, linked to
+// their headings, after its opening paragraphs; a chapter of seven sections
+// does not.
+func TestPageContents(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("# Long\n\nThe opening paragraph.\n\n")
+	for i := range 6 {
+		fmt.Fprintf(&src, "## Part %d\n\nText.\n\n### Part %d, the details `code`\n\nMore.\n\n", i, i)
+	}
+	c, err := renderChapter("99-long.md", []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(c.HTML)
+	nav := strings.Index(page, `<nav class="page-contents" aria-label="On this page">`)
+	if nav < 0 {
+		t.Fatalf("no contents on a page of 12 sections:\n%s", page)
+	}
+	if lead := strings.Index(page, "The opening paragraph."); lead > nav || strings.Index(page, `<h2 id="part-0">`) < nav {
+		t.Errorf("the contents are not between the opening paragraph and the first section:\n%s", page)
+	}
+	for _, want := range []string{
+		`<li><a href="#part-0">Part 0</a>` + "\n<ol>\n" + `<li><a href="#part-0-the-details-code">Part 0, the details code</a></li>`,
+		`<li><a href="#part-5">Part 5</a>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the contents lack %q:\n%s", want, page)
+		}
+	}
+	for _, m := range regexp.MustCompile(`<li><a href="#([^"]+)">`).FindAllStringSubmatch(page, -1) {
+		if !slices.Contains(c.Anchors, m[1]) {
+			t.Errorf("the contents link to #%s, which is no heading", m[1])
+		}
+	}
+	short, err := renderChapter("00-short.md", []byte("# Short\n\nText.\n\n## One\n\n## Two\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(short.HTML), "page-contents") {
+		t.Errorf("a page of two sections got contents:\n%s", short.HTML)
+	}
+}
+
+// TestTheAppendixHasContents: of the book's pages, the appendix (the contract,
+// read by section) lists its sections; no chapter does.
+func TestTheAppendixHasContents(t *testing.T) {
+	book, err := ReadChapters(chapters.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range book {
+		has := strings.Contains(string(c.HTML), `class="page-contents"`)
+		if want := c.Number == 99; has != want {
+			t.Errorf("%s: on-page contents %v, want %v", c.File, has, want)
+		}
+		if c.Number == 99 && !strings.Contains(string(c.HTML), `<a href="#72-completion-phase-protocol-v01-nvme-style">7.2 Completion phase protocol (v0.1, NVMe-style)</a>`) {
+			t.Errorf("%s: the contents do not link §7.2", c.File)
 		}
 	}
 }

@@ -44,7 +44,7 @@ const (
 
 // contentSecurityPolicy allows the book's own scripts, styles and websocket and
 // nothing else: no inline script or style, no other site.
-const contentSecurityPolicy = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+const contentSecurityPolicy = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
 // hostMatcher decides whether a Host header names this server.
 type hostMatcher struct {
@@ -189,16 +189,24 @@ func sameOrigin(origin, host string, m *hostMatcher) bool {
 	return oh == rh && op == rp && m.allows(u.Host)
 }
 
-// ordinaryLimits bounds an ordinary request: a 64 KiB body and a deadline after
-// which the client gets 503. Never used on /ws/*: http.TimeoutHandler buffers
-// the response and cannot be hijacked.
+// ordinaryLimits bounds an ordinary request: a 64 KiB body, a read deadline on
+// the connection (a body that trickles in cannot hold it open), and a deadline
+// after which the client gets 503. Never used on /ws/*: http.TimeoutHandler
+// buffers the response and cannot be hijacked, and a websocket lives longer.
 func ordinaryLimits(timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		limited := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
 			next.ServeHTTP(w, r)
 		})
-		return http.TimeoutHandler(limited, timeout, "503 the server took too long to answer\n")
+		timed := http.TimeoutHandler(limited, timeout, "503 the server took too long to answer\n")
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The server has no ReadTimeout (it would end websockets); this
+			// request's reads, its body and what net/http drains after it, end here.
+			// An error means the writer cannot set deadlines (a test recorder).
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+			timed.ServeHTTP(w, r)
+		})
 	}
 }
 

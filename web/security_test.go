@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -155,7 +156,7 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 		w := ts.do(http.MethodGet, tc.path, h)
 		for name, want := range map[string]string{
-			"Content-Security-Policy": "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'",
+			"Content-Security-Policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
 			"X-Content-Type-Options":  "nosniff",
 			"Referrer-Policy":         "no-referrer",
 		} {
@@ -182,6 +183,41 @@ func TestOrdinaryRoutesAreLimited(t *testing.T) {
 		if w.Code != http.StatusServiceUnavailable || strings.Contains(w.Body.String(), "too late") {
 			t.Errorf("slow handler: %d %q, want 503", w.Code, w.Body)
 		}
+	})
+	t.Run("trickling body", func(t *testing.T) {
+		// A client that sends its headers and then a byte now and then must lose
+		// the connection once the request's deadline passes.
+		h := ordinaryLimits(100 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}))
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config = NewServer("", h)
+		srv.Start()
+		defer srv.Close()
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			_, _ = io.Copy(io.Discard, c) // returns when the server closes the connection
+		}()
+		for i := 0; i < 1000; i++ {
+			select {
+			case <-closed:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := c.Write([]byte{'x'}); err != nil {
+				return // the server has gone
+			}
+		}
+		t.Fatal("the server still reads a body that trickled in for 20 s")
 	})
 	t.Run("body", func(t *testing.T) {
 		var readErr error

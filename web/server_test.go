@@ -38,7 +38,7 @@ func TestRoutes(t *testing.T) {
 			`<a href="/chapters/00-start-here" aria-current="page">`,
 			`<a href="/chapters/10-the-end">`,
 			`<a class="next" rel="next" href="/chapters/2-the-middle">02 The middle →</a>`,
-			`<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0">`,
+			`<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0" data-widget="1" data-start="" data-markers="[]" data-folds="enumeration,fill,readback">`,
 			`<span class="kd">func</span>`,
 			"<table>", "<del>struck</del>", `class="footnote-ref"`,
 		}, notWant: []string{`rel="prev"`, "<script>alert", `alert("raw")`}},

@@ -126,7 +126,7 @@ func TestStatusFollowsTheFilesAndTheRecord(t *testing.T) {
 		t.Errorf("after a failing check: %s", s)
 	}
 	e := p.Exercises[ex.ID]
-	if !reflect.DeepEqual(e.KeyedHints, []int{0}) || e.Summary != "TestRing: SQ_TAIL was never written" {
+	if !reflect.DeepEqual(e.KeyedHints, []int{0}) || e.Summary != "TestRing: SQ_TAIL was never written" || e.Verdict != "1 of 1 test fails: TestRing" {
 		t.Errorf("record of the failure: %+v", e)
 	}
 	p.Record(ex, &Result{Passed: true}, now)
@@ -230,5 +230,79 @@ func TestUnformatted(t *testing.T) {
 	}
 	if bad, err := b.Unformatted(ex, Stub); err != nil || len(bad) != 0 {
 		t.Errorf("Unformatted(stub) = %v, %v", bad, err)
+	}
+}
+
+// TestVerdictCountsTests checks the sentence check prints: tests counted as go
+// test reported them, a parent counted through its subtests unless it failed on
+// its own, a build failure never said as a count, a cut-short run said as such.
+func TestVerdictCountsTests(t *testing.T) {
+	tests := func(spec ...string) []TestResult {
+		var out []TestResult
+		for _, s := range spec {
+			name, action, _ := strings.Cut(s, " ")
+			out = append(out, TestResult{Name: name, Action: action})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		r    Result
+		want string
+		n    Tally
+	}{
+		{"all pass", Result{Passed: true, Tests: tests("TestA pass", "TestB pass", "TestB/x pass", "TestB/y pass")},
+			"all 3 tests pass", Tally{Ran: 3}},
+		{"one test", Result{Passed: true, Tests: tests("TestA pass")}, "the 1 test passes", Tally{Ran: 1}},
+		{"some fail", Result{Tests: tests("TestA pass", "TestB fail", "TestC fail", "TestC/one pass", "TestC/two fail",
+			"TestD pass", "TestE fail", "TestF skip")},
+			"3 of 7 tests fail (1 skipped): TestB, TestC/two, TestE", Tally{Ran: 7, Failed: 3, Skipped: 1}},
+		{"one fails", Result{Tests: tests("TestA pass", "TestB fail")}, "1 of 2 tests fails: TestB", Tally{Ran: 2, Failed: 1}},
+		// TestC's own check failed after its subtests passed: TestC is the failing test.
+		{"parent fails on its own", Result{Tests: tests("TestC fail", "TestC/one pass", "TestC/two pass")},
+			"1 of 3 tests fails: TestC", Tally{Ran: 3, Failed: 1}},
+		{"many fail", Result{Tests: tests("T1 fail", "T2 fail", "T3 fail", "T4 fail", "T5 fail", "T6 fail", "T7 fail")},
+			"7 of 7 tests fail: T1, T2, T3, T4, T5, and 2 more", Tally{Ran: 7, Failed: 7}},
+		{"build failure", Result{BuildFailed: true, BuildOutput: "# pkg\n./exercise.go:3:1: syntax error\n"},
+			"does not compile, so no test ran", Tally{}},
+		{"vet failure", Result{BuildFailed: true, BuildOutput: "# pkg\n# [pkg]\n./exercise.go:9:2: fmt.Printf format %d has arg \"x\" of wrong type string\n"},
+			"go vet refused it, so no test ran", Tally{}},
+		{"panic", Result{Panic: "panic: assignment to entry in nil map", PanicTest: "TestB",
+			Tests: tests("TestA pass", "TestB fail")},
+			`TestB stopped with "panic: assignment to entry in nil map", so the tests after it did not run; 1 of 2 tests fails: TestB`,
+			Tally{Ran: 2, Failed: 1}},
+		{"timeout", Result{Panic: "panic: test timed out after 2m0s", Tests: tests("TestA pass", "TestB")},
+			`the test binary stopped with "panic: test timed out after 2m0s", so the tests after it did not run; 1 of 2 tests fails: TestB`,
+			Tally{Ran: 2, Failed: 1}},
+		{"outside any test", Result{Tests: tests("TestA pass")},
+			"go test failed outside any test, though 1 of 1 test passed", Tally{Ran: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.Verdict(); got != tc.want {
+				t.Errorf("Verdict() = %q\nwant        %q", got, tc.want)
+			}
+			if got := tc.r.Tally(); got != tc.n {
+				t.Errorf("Tally() = %+v, want %+v", got, tc.n)
+			}
+		})
+	}
+}
+
+func TestParseNotesAPanic(t *testing.T) {
+	ex := &Exercise{ID: "03-ring-bell"}
+	pkg := ex.ImportPath()
+	p := newParser([]*Exercise{ex}, Working, nil)
+	for _, l := range []string{
+		`{"Action":"run","Package":"` + pkg + `","Test":"TestRing"}`,
+		`{"Action":"output","Package":"` + pkg + `","Test":"TestRing","Output":"panic: runtime error: index out of range [8] with length 8 [recovered]\n"}`,
+		`{"Action":"output","Package":"` + pkg + `","Test":"TestRing","Output":"panic: again\n"}`,
+		`{"Action":"fail","Package":"` + pkg + `","Test":"TestRing"}`,
+		`{"Action":"fail","Package":"` + pkg + `","Elapsed":0.01}`,
+	} {
+		p.line([]byte(l))
+	}
+	r := p.results[ex.ID]
+	if r.Panic != "panic: runtime error: index out of range [8] with length 8 [recovered]" || r.PanicTest != "TestRing" {
+		t.Errorf("panic %q in %q", r.Panic, r.PanicTest)
 	}
 }

@@ -30,6 +30,7 @@ type ExerciseProgress struct {
 	LastChecked  string   `json:"last_checked,omitempty"`  // when its tests last ran, RFC 3339
 	Failing      []string `json:"failing,omitempty"`       // the tests that failed at the last run
 	Summary      string   `json:"summary,omitempty"`       // the first thing that went wrong at the last run
+	Verdict      string   `json:"verdict,omitempty"`       // how the last run went: "3 of 7 tests fail: …" (Result.Verdict)
 	KeyedHints   []int    `json:"keyed_hints,omitempty"`   // keyed hints the last failure matched
 }
 
@@ -95,6 +96,7 @@ func (p *Progress) Record(ex *Exercise, r *Result, now time.Time) {
 	e.Status = r.Status()
 	e.LastChecked = now.UTC().Format(time.RFC3339)
 	e.Failing, e.Summary, e.KeyedHints = nil, "", nil
+	e.Verdict = r.Verdict()
 	if r.Passed {
 		if e.Solved == "" {
 			e.Solved = e.LastChecked
@@ -135,4 +137,11 @@ func Next(exs []*Exercise, status map[string]Status) *Exercise {
 		}
 	}
 	return nil
+}
+
+// Forget drops what the last run found, once the files it ran are gone (reset,
+// restore), and sets the status to s; the history (solved, hints and solution
+// seen) stays.
+func (e *ExerciseProgress) Forget(s Status) {
+	e.Status, e.Failing, e.Summary, e.Verdict, e.KeyedHints, e.LastChecked = s, nil, "", "", nil, ""
 }

@@ -58,14 +58,23 @@ type Result struct {
 	Tests   []TestResult // top-level tests and subtests, in the order they started
 	Output  string       // everything go test printed, without the JSON
 	Elapsed time.Duration
+
+	// Panic is the "panic: …" line of a run that a panic (or go test's
+	// -timeout, which panics) cut short, and PanicTest the test it happened in
+	// ("" outside any test): the tests after it never ran.
+	Panic, PanicTest string
 }
 
 // TestResult is one test's outcome and what it printed.
 type TestResult struct {
 	Name   string // "TestX" or "TestX/sub"
-	Action string // pass, fail or skip
+	Action string // pass, fail or skip; "" if it started and never ended
 	Output string
 }
+
+// failed reports whether the test failed, or started and never ended (the run
+// was cut short under it).
+func (t TestResult) failed() bool { return t.Action == "fail" || t.Action == "" }
 
 // Status is the exercise's status after this run.
 func (r *Result) Status() Status {
@@ -75,24 +84,68 @@ func (r *Result) Status() Status {
 	return Failing
 }
 
-// Failed lists the tests that failed, leaves only when subtests failed.
-func (r *Result) Failed() []TestResult {
+// Units are the tests a learner counts, in the order they started: every test
+// without subtests, and a test with subtests only when it failed on its own
+// while none of its subtests did (then its own check is what failed). A parent
+// whose subtests ran is otherwise counted through them, so that "3 of 7 tests
+// fail" counts each check once.
+func (r *Result) Units() []TestResult {
 	var out []TestResult
 	for i, t := range r.Tests {
-		if t.Action != "fail" {
-			continue
+		children, failedChild := false, false
+		for _, c := range r.Tests[i+1:] {
+			if strings.HasPrefix(c.Name, t.Name+"/") {
+				children = true
+				failedChild = failedChild || c.failed()
+			}
 		}
-		if i+1 < len(r.Tests) && hasFailedChild(r.Tests[i+1:], t.Name) {
-			continue
+		if !children || (t.failed() && !failedChild) {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
 }
 
-func hasFailedChild(tests []TestResult, parent string) bool {
-	for _, t := range tests {
-		if strings.HasPrefix(t.Name, parent+"/") && t.Action == "fail" {
+// Failed lists the tests that failed, as Units counts them: the failing
+// subtests, not their parents.
+func (r *Result) Failed() []TestResult {
+	var out []TestResult
+	for _, t := range r.Units() {
+		if t.failed() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Tally is how many tests of a run (as Units counts them) ran, failed and were
+// skipped.
+type Tally struct{ Ran, Failed, Skipped int }
+
+// Tally counts the run's tests.
+func (r *Result) Tally() Tally {
+	var n Tally
+	for _, t := range r.Units() {
+		n.Ran++
+		switch {
+		case t.failed():
+			n.Failed++
+		case t.Action == "skip":
+			n.Skipped++
+		}
+	}
+	return n
+}
+
+// VetFailed reports whether the build failure was go vet's: go test vets a
+// package before it runs its tests, and marks vet's findings with a
+// "# [package]" line.
+func (r *Result) VetFailed() bool {
+	if !r.BuildFailed {
+		return false
+	}
+	for _, line := range strings.Split(r.BuildOutput, "\n") {
+		if strings.HasPrefix(line, "# [") {
 			return true
 		}
 	}
@@ -136,6 +189,64 @@ func (r *Result) Report() string {
 	return b.String()
 }
 
+// Verdict says in one sentence, without the exercise's name, how the run went,
+// counting the tests as Units does: "all 7 tests pass", "3 of 7 tests fail:
+// TestA, TestB/size_4, TestC", "does not compile, so no test ran". A run a
+// panic cut short says so, since the tests after it never ran.
+func (r *Result) Verdict() string {
+	n := r.Tally()
+	skipped := ""
+	if n.Skipped > 0 {
+		skipped = fmt.Sprintf(" (%d skipped)", n.Skipped)
+	}
+	switch {
+	case r.NoTests:
+		return "the exercise has no tests"
+	case r.BuildFailed && r.VetFailed():
+		return "go vet refused it, so no test ran"
+	case r.BuildFailed:
+		return "does not compile, so no test ran"
+	case r.Passed && n.Ran == 1:
+		return "the 1 test passes" + skipped
+	case r.Passed:
+		return fmt.Sprintf("all %d tests pass%s", n.Ran, skipped)
+	}
+	var names []string
+	for _, t := range r.Failed() {
+		names = append(names, t.Name)
+	}
+	const most = 5
+	if len(names) > most {
+		names = append(names[:most], fmt.Sprintf("and %d more", len(names)-most))
+	}
+	verb := "fail"
+	if n.Failed == 1 {
+		verb = "fails"
+	}
+	count := fmt.Sprintf("%d of %d %s %s%s", n.Failed, n.Ran, plural(n.Ran, "test", "tests"), verb, skipped)
+	if n.Failed == 0 {
+		count = fmt.Sprintf("go test failed outside any test, though %d of %d %s passed%s", n.Ran-n.Skipped, n.Ran, plural(n.Ran, "test", "tests"), skipped)
+	}
+	if len(names) > 0 {
+		count += ": " + strings.Join(names, ", ")
+	}
+	if r.Panic != "" {
+		where := "the test binary"
+		if r.PanicTest != "" {
+			where = r.PanicTest
+		}
+		return fmt.Sprintf("%s stopped with %q, so the tests after it did not run; %s", where, r.Panic, count)
+	}
+	return count
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Summary is one line saying what went wrong first, for a table or "next:".
 func (r *Result) Summary() string {
 	switch {
@@ -144,13 +255,17 @@ func (r *Result) Summary() string {
 	case r.NoTests:
 		return "the exercise has no tests"
 	case r.BuildFailed:
+		what := "does not compile"
+		if r.VetFailed() {
+			what = "go vet refused it"
+		}
 		for _, line := range strings.Split(r.BuildOutput, "\n") {
 			line = strings.TrimSpace(line)
 			if line != "" && !strings.HasPrefix(line, "#") {
-				return "does not compile: " + line
+				return what + ": " + line
 			}
 		}
-		return "does not compile"
+		return what
 	}
 	for _, t := range r.Failed() {
 		for _, line := range strings.Split(t.Output, "\n") {
@@ -268,6 +383,11 @@ func (b *Book) Run(ctx context.Context, exs []*Exercise, v Variant, progress fun
 		return nil, err
 	}
 	defer cleanup()
+	// -count=1: every run really runs the tests, so that whatever a run leaves
+	// behind comes from this run of these files, not from a cached result of
+	// the same code earlier. Warm, a check still takes well under a second
+	// (BenchmarkCheckWarm in cmd/saccbook): the build comes from the cache,
+	// and the link and the run are what is left.
 	args := []string{"test", "-count=1", "-json", "-timeout=2m"}
 	if ov != "" {
 		args = append(args, "-overlay", ov)
@@ -365,6 +485,9 @@ func (p *parser) line(data []byte) {
 			}
 		case "output":
 			r.Output += ev.Output
+			if strings.HasPrefix(ev.Output, "panic: ") && r.Panic == "" {
+				r.Panic = strings.TrimSpace(ev.Output)
+			}
 		case "skip": // [no test files]
 			r.NoTests, r.Passed = true, false
 			p.ended[ex.ID] = true
@@ -393,6 +516,9 @@ func (p *parser) line(data []byte) {
 		case "output":
 			r.Tests[i].Output += ev.Output
 			r.Output += ev.Output
+			if strings.HasPrefix(ev.Output, "panic: ") && r.Panic == "" {
+				r.Panic, r.PanicTest = strings.TrimSpace(ev.Output), ev.Test
+			}
 		case "pass", "fail", "skip":
 			r.Tests[i].Action = ev.Action
 		}

@@ -13,7 +13,7 @@
 //	exercises/NN-slug/.stub/exercise.go the file as shipped, for reset and the proof
 //	exercises/internal/check            helpers the tests share
 //	exercises/.saccbook-progress.json   the learner's progress
-//	exercises/.backup/ID/TIME/…         files saved by reset
+//	exercises/.backup/ID/TIME/…         files saved by reset and restore (git ignores them)
 //	solutions/go.mod                    fences solutions off from `go test ./...`
 //	solutions/NN-slug/exercise.go       the reference solution, file for file
 package workbook

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/saccbook/saccbook/internal/lineio"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/monitor"
 	"github.com/saccbook/saccbook/sacc/runner"
@@ -75,21 +76,36 @@ func runMonitor(ctx context.Context, e *env, s scenario.Scenario, opts map[strin
 	defer r.Close()
 	mo := monitor.New(r, e.stdout)
 	prompt := isTerminal(e.stdin)
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	br := bufio.NewReaderSize(e.stdin, 64<<10)
+	var line []byte
 	for ctx.Err() == nil {
 		if prompt {
 			fmt.Fprint(e.stdout, "(saccbook) ")
 		}
-		if !sc.Scan() {
+		var tooLong, got bool
+		var err error
+		line, tooLong, got, err = lineio.ReadLine(br, line[:0], maxMonitorLine)
+		if got {
+			if tooLong {
+				// Answered like any bad command, and the session goes on (qtest does the same).
+				fmt.Fprintf(e.stdout, "line too long: more than %d bytes, ignored\n", maxMonitorLine)
+			} else if mo.Exec(string(line)) {
+				return nil
+			}
+		}
+		if err == io.EOF {
 			if prompt {
 				fmt.Fprintln(e.stdout)
 			}
-			break
+			return nil
 		}
-		if mo.Exec(sc.Text()) {
-			break
+		if err != nil {
+			return err
 		}
 	}
-	return sc.Err()
+	return nil
 }
+
+// maxMonitorLine is the longest command line the monitor reads; a longer one is
+// refused with an error and the commands after it still run.
+const maxMonitorLine = 1 << 20

@@ -23,7 +23,10 @@ with --listen each connection gets its own fresh machine.
 Requests: outb/outw/outl PORT VAL, inb/inw/inl PORT, writeb/w/l/q ADDR VAL,
 readb/w/l/q ADDR, read ADDR SIZE, write ADDR SIZE 0xDATA, b64read ADDR SIZE,
 b64write ADDR SIZE B64, memset ADDR SIZE VAL, clock_step [NS], clock_set NS,
-endianness, trace on|off. A malformed request is answered FAIL <reason>.
+endianness, trace on|off, help [REQUEST]. A malformed request is answered
+FAIL <reason>. help answers on one line, as every request does: all the requests
+with their arguments, or what one of them does. A line is one request, with no
+comments: "readl 0 # MAGIC" is refused.
 
 Example (read the device's vendor and device ID through ECAM):
   $ echo 'readl 0xb0018000' | saccbook qtest

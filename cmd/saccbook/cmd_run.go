@@ -85,6 +85,9 @@ func pickScenario(args []string, set string) (scenario.Scenario, map[string]stri
 		return s, nil, usageError("no scenario %q (have: %s)", name, strings.Join(scenario.Names(), ", "))
 	}
 	opts, err := scenario.ParseOptions(set)
+	if err == nil {
+		err = s.CheckOptions(opts)
+	}
 	if err != nil {
 		return s, nil, usageError("%v", err)
 	}

@@ -24,12 +24,18 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
+// exitStatus ends a command that has said everything itself with that exit
+// status, and nothing more on standard error.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
 // errUsage asks dispatch to print the command's usage after the message.
 var errUsage = errors.New("usage")
 
 func commands() []command {
 	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), serveCommand(), costsCommand(), quirksCommand(),
-		listCommand(), checkCommand(), hintCommand(), watchCommand(), solutionCommand(), resetCommand(), versionCommand()}
+		listCommand(), checkCommand(), hintCommand(), watchCommand(), solutionCommand(), resetCommand(), restoreCommand(), versionCommand()}
 }
 
 const version = "0.1.0"
@@ -78,6 +84,9 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			fmt.Fprintf(stderr, "saccbook %s: %s\n\n", c.name, strings.TrimSuffix(err.Error(), ": usage"))
 			commandUsage(stderr, c, fs)
 			return 2
+		}
+		if status := exitStatus(0); errors.As(err, &status) {
+			return int(status) // the command has said why already
 		}
 		fmt.Fprintf(stderr, "saccbook %s: %v\n", c.name, err)
 		return 1

@@ -52,6 +52,10 @@ func (b *byteSize) Set(s string) error {
 	if err != nil {
 		return err
 	}
+	if v == 0 {
+		// Zero would mean "the default" to the machine: say no instead.
+		return fmt.Errorf("size %q: RAM must be a non-zero multiple of 4 KiB", s)
+	}
 	*b = byteSize(v)
 	return nil
 }

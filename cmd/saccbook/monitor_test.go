@@ -109,3 +109,19 @@ func TestLspci(t *testing.T) {
 		t.Errorf("lspci -vv does not end with a blank line as lspci does")
 	}
 }
+
+// TestMonitorAnswersAnOverlongLineAndGoesOn: a line over the limit is refused with a
+// sentence, and the commands after it still run.
+func TestMonitorAnswersAnOverlongLineAndGoesOn(t *testing.T) {
+	script := strings.Repeat("x", maxMonitorLine+1) + "\ninfo pci\nxp /1xw 0xb0018000\n"
+	code, out, errOut := runCLI(t, script, "monitor")
+	if code != 0 || errOut != "" {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "line too long: more than 1048576 bytes, ignored\n") {
+		t.Errorf("the long line was not answered:\n%.300s", out)
+	}
+	if !strings.Contains(out, "00:03.0 Processing accelerators") || !strings.Contains(out, "00000000b0018000: 0x10921b36") {
+		t.Errorf("the commands after the long line did not run:\n%.300s", out)
+	}
+}

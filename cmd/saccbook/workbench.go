@@ -32,6 +32,19 @@ type bench struct {
 	errw io.Writer
 	// poll is how often watch looks at the files.
 	poll time.Duration
+	// interactive says whether there is someone to ask: standard input is a
+	// terminal and CI is not set. Without one, reset and an early solution
+	// refuse unless --yes says so, and watch reads whole lines.
+	interactive bool
+	ci          bool // the CI environment variable is set
+	// term is the terminal behind standard input, for watch's single keys;
+	// nil when standard input is not a terminal.
+	term terminal
+	// screen says whether standard output is a terminal that watch may clear.
+	screen bool
+	// watching is set while watch runs, raw while it has the terminal in raw
+	// mode.
+	watching, raw bool
 }
 
 // rootFlag registers --root, shared by the progress commands.
@@ -62,11 +75,15 @@ func openBench(root string, e *env) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bench{
+	w := &bench{
 		book: b, progress: p, run: b.Run, now: time.Now,
 		in: bufio.NewReader(e.stdin), out: e.stdout, errw: e.stderr,
 		poll: 500 * time.Millisecond,
-	}, nil
+		ci:   os.Getenv("CI") != "",
+		term: terminalOf(e.stdin), screen: isScreen(e.stdout),
+	}
+	w.interactive = w.term != nil && !w.ci
+	return w, nil
 }
 
 func (w *bench) save() error { return w.progress.Save(w.book.Root) }
@@ -170,7 +187,8 @@ func shorten(s string, n int) string {
 // check
 
 // check runs the tests of one exercise (id) or of every started one (id ""),
-// records the outcome and prints the table.
+// records the outcome and prints the table. It exits with status 1 when any
+// exercise it ran failed, so that scripts and CI can rely on its exit code.
 func (w *bench) check(ctx context.Context, id string) error {
 	var run []*workbook.Exercise
 	if id != "" {
@@ -189,18 +207,26 @@ func (w *bench) check(ctx context.Context, id string) error {
 				run = append(run, ex)
 			}
 		}
+		if len(run) == 0 {
+			fmt.Fprintln(w.out, "You have not started any exercise yet, so there is nothing to check.")
+		}
 	}
 	results, err := w.test(ctx, run)
 	if err != nil {
 		return err
 	}
 	if id != "" {
-		ex := run[0]
-		r := results[ex.ID]
-		if !r.Passed {
+		if r := results[run[0].ID]; !r.Passed {
 			fmt.Fprintln(w.out, r.Report())
 		}
-		w.verdict(ex, r)
+	}
+	failing := 0
+	for _, ex := range run {
+		r := results[ex.ID]
+		w.verdict(ex, r, id != "")
+		if !r.Passed {
+			failing++
+		}
 	}
 	st, err := w.statuses()
 	if err != nil {
@@ -213,6 +239,9 @@ func (w *bench) check(ctx context.Context, id string) error {
 	w.table(st, results)
 	fmt.Fprintln(w.out)
 	w.footer(st, results)
+	if failing > 0 {
+		return exitStatus(1) // every failure is on the screen already
+	}
 	return nil
 }
 
@@ -243,31 +272,29 @@ func (w *bench) test(ctx context.Context, exs []*workbook.Exercise) (map[string]
 	return results, w.save()
 }
 
-// verdict is one exercise's outcome in a sentence.
-func (w *bench) verdict(ex *workbook.Exercise, r *workbook.Result) {
+// verdict is one exercise's outcome in a sentence: the tests counted from go
+// test's own report, and a build failure said as such, never as a count.
+// shown says whether the failure's report is on the screen above.
+func (w *bench) verdict(ex *workbook.Exercise, r *workbook.Result, shown bool) {
+	fix := fmt.Sprintf("saccbook check %s shows why.", ex.ID)
+	if shown {
+		fix = "Fix what it says above and check again."
+	}
 	switch {
 	case r.Passed:
-		fmt.Fprintf(w.out, "%s: done. Every test passes (%d).\n", ex.ID, countLeaves(r))
+		fmt.Fprintf(w.out, "%s: done, %s.\n", ex.ID, r.Verdict())
 	case r.BuildFailed:
-		fmt.Fprintf(w.out, "%s: does not compile yet; fix the errors above and check again.\n", ex.ID)
+		fmt.Fprintf(w.out, "%s: %s. %s\n", ex.ID, r.Verdict(), fix)
 	default:
-		fmt.Fprintf(w.out, "%s: failing, %d of %d tests.\n", ex.ID, len(r.Failed()), countLeaves(r))
+		fmt.Fprintf(w.out, "%s: %s.\n", ex.ID, r.Verdict())
 		if e := w.progress.Exercises[ex.ID]; e != nil && len(e.KeyedHints) > 0 {
-			fmt.Fprintf(w.out, "There is a hint for this failure: saccbook hint %s\n", ex.ID)
+			if w.watching {
+				fmt.Fprintln(w.out, "There is a hint for this failure: press h.")
+			} else {
+				fmt.Fprintf(w.out, "There is a hint for this failure: saccbook hint %s\n", ex.ID)
+			}
 		}
 	}
-}
-
-// countLeaves counts tests without subtests.
-func countLeaves(r *workbook.Result) int {
-	n := 0
-	for i, t := range r.Tests {
-		if i+1 < len(r.Tests) && strings.HasPrefix(r.Tests[i+1].Name, t.Name+"/") {
-			continue
-		}
-		n++
-	}
-	return n
 }
 
 func (w *bench) table(st map[string]workbook.Status, results map[string]*workbook.Result) {
@@ -293,6 +320,11 @@ func (w *bench) hint(id string, level int) error {
 	if err != nil {
 		return err
 	}
+	return w.showHint(ex, level)
+}
+
+// showHint is hint for ex. In watch, the h key shows the next one.
+func (w *bench) showHint(ex *workbook.Exercise, level int) error {
 	e := w.progress.Of(ex.ID)
 	if level == 0 {
 		level = min(e.HintsShown+1, workbook.HintLevels)
@@ -319,9 +351,12 @@ func (w *bench) hint(id string, level int) error {
 	writeWrapped(w.out, ex.Hints[level-1], "  ", "  ", 80)
 	e.HintsShown = max(e.HintsShown, level)
 	fmt.Fprintln(w.out)
-	if level < workbook.HintLevels {
+	switch {
+	case level < workbook.HintLevels && w.watching:
+		fmt.Fprintf(w.out, "More: h shows hint %d (%s).\n", level+1, workbook.HintNames[level+1])
+	case level < workbook.HintLevels:
 		fmt.Fprintf(w.out, "More: saccbook hint %s shows hint %d (%s).\n", ex.ID, level+1, workbook.HintNames[level+1])
-	} else {
+	default:
 		fmt.Fprintf(w.out, "That is the last hint. saccbook solution %s shows the reference solution.\n", ex.ID)
 	}
 	return w.save()
@@ -348,176 +383,25 @@ func writeWrapped(out io.Writer, text, first, indent string, width int) {
 }
 
 // ---------------------------------------------------------------------------
-// watch
-
-// watch re-runs the current exercise's tests whenever its files change (or, in
-// manual mode, whenever Enter is pressed). Without an id it follows the book:
-// when the current exercise passes it moves on to the next one not done.
-func (w *bench) watch(ctx context.Context, id string, manual bool) error {
-	follow := id == ""
-	var ex *workbook.Exercise
-	if follow {
-		st, err := w.statuses()
-		if err != nil {
-			return err
-		}
-		if ex = workbook.Next(w.book.Exercises, st); ex == nil {
-			fmt.Fprintln(w.out, "Every exercise passes. Nothing to watch.")
-			return nil
-		}
-	} else {
-		var err error
-		if ex, err = w.book.Lookup(id); err != nil {
-			return err
-		}
-	}
-	lines := make(chan string)
-	if manual {
-		go func() {
-			defer close(lines)
-			for {
-				l, err := w.in.ReadString('\n')
-				if err != nil && l == "" {
-					return
-				}
-				select {
-				case lines <- strings.TrimSpace(l):
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	for {
-		w.announce(ex, manual)
-		// Stamp the files before the run: a save during it counts as a change.
-		before := w.stamps(ex)
-		r, err := w.runOne(ctx, ex)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if r.Passed && follow {
-			st, err := w.statuses()
-			if err != nil {
-				return err
-			}
-			next := workbook.Next(w.book.Exercises, st)
-			if next == nil {
-				fmt.Fprintln(w.out, "Every exercise passes. Well done.")
-				return nil
-			}
-			fmt.Fprintf(w.out, "On to %s: %s\n", next.ID, next.Title)
-			ex = next
-			continue
-		}
-		if manual {
-			fmt.Fprintln(w.out, "Press Enter to run the tests again, or q and Enter to stop.")
-			select {
-			case <-ctx.Done():
-				return nil
-			case l, ok := <-lines:
-				if !ok || l == "q" || l == "quit" {
-					return nil
-				}
-			}
-			continue
-		}
-		fmt.Fprintln(w.out, "Waiting for a change… (Ctrl-C to stop)")
-		if err := w.waitForChange(ctx, ex, before); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-	}
-}
-
-func (w *bench) announce(ex *workbook.Exercise, manual bool) {
-	var files []string
-	for _, f := range ex.Files {
-		files = append(files, w.rel(w.book.WorkPath(ex, f)))
-	}
-	how := "save to re-run"
-	if manual {
-		how = "Enter re-runs"
-	}
-	fmt.Fprintf(w.out, "\n== %s: %s (%s; %s)\n", ex.ID, ex.Title, strings.Join(files, ", "), how)
-}
-
-// runOne runs one exercise's tests, records and reports them.
-func (w *bench) runOne(ctx context.Context, ex *workbook.Exercise) (*workbook.Result, error) {
-	results, err := w.test(ctx, []*workbook.Exercise{ex})
-	if err != nil {
-		return nil, err
-	}
-	r := results[ex.ID]
-	if !r.Passed {
-		fmt.Fprintln(w.out, r.Report())
-	}
-	w.verdict(ex, r)
-	return r, nil
-}
-
-// fileStamp is what polling compares: a file's modification time and size.
-type fileStamp struct {
-	mod  time.Time
-	size int64
-	ok   bool
-}
-
-func (w *bench) stamps(ex *workbook.Exercise) []fileStamp {
-	var out []fileStamp
-	for _, f := range ex.Files {
-		fi, err := os.Stat(w.book.WorkPath(ex, f))
-		if err != nil {
-			out = append(out, fileStamp{})
-			continue
-		}
-		out = append(out, fileStamp{fi.ModTime(), fi.Size(), true})
-	}
-	return out
-}
-
-// waitForChange polls the exercise's files until one differs from before, then until they
-// hold still for one more poll (an editor may save in two steps). Polling works
-// on every file system, network and container mounts included.
-func (w *bench) waitForChange(ctx context.Context, ex *workbook.Exercise, before []fileStamp) error {
-	tick := time.NewTicker(w.poll)
-	defer tick.Stop()
-	changed := false
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-		now := w.stamps(ex)
-		same := slices.Equal(now, before)
-		if changed && same {
-			return nil
-		}
-		changed = changed || !same
-		before = now
-	}
-}
-
-// ---------------------------------------------------------------------------
 // solution
 
-// solution prints the reference solution: at once for a solved exercise, after
-// a confirmation (or --yes) for the others.
+// solution prints the reference solution: at once for a solved exercise, or
+// for one whose solution the learner has seen already; for the others after
+// one confirmation (or --yes), remembered in the progress file as
+// solution_seen. With no one to ask (no terminal, or CI) it refuses.
 func (w *bench) solution(id string, yes bool) error {
 	ex, err := w.book.Lookup(id)
 	if err != nil {
 		return err
 	}
 	e := w.progress.Of(ex.ID)
-	if e.Status != workbook.Done && !yes {
+	if e.Status != workbook.Done && !e.SolutionSeen && !yes {
+		if !w.interactive {
+			return fmt.Errorf("not shown: %s is not solved yet, and %s, so there is no one to ask whether you want the solution now; "+
+				"saccbook solution %s --yes shows it", ex.ID, w.whyNoQuestion(), ex.ID)
+		}
 		fmt.Fprintf(w.out, "You have not solved %s yet. Reading the solution now takes away the moment you solve it yourself;\n"+
-			"saccbook hint %s may be all you need.\nShow the solution anyway? Type yes: ", ex.ID, ex.ID)
+			"saccbook hint %s may be all you need.\nShow the solution anyway? (You will not be asked again for %s.) Type yes: ", ex.ID, ex.ID, ex.ID)
 		if !w.confirm() {
 			fmt.Fprintln(w.out, "Not shown.")
 			return nil
@@ -552,7 +436,8 @@ func (w *bench) confirm() bool {
 // reset
 
 // reset puts the stub back, after a confirmation (or --yes), keeping the
-// learner's files in exercises/.backup/ID/TIME/.
+// learner's files in exercises/.backup/ID/TIME/. With no one to ask (no
+// terminal, or CI) and no --yes it changes nothing and fails.
 func (w *bench) reset(id string, yes bool) error {
 	ex, err := w.book.Lookup(id)
 	if err != nil {
@@ -566,15 +451,12 @@ func (w *bench) reset(id string, yes bool) error {
 		fmt.Fprintf(w.out, "%s is as shipped already: nothing to reset.\n", ex.ID)
 		return nil
 	}
-	stamp := w.now().Format("20060102-150405")
-	backup := filepath.Join(w.book.BackupDir(ex), stamp)
-	for n := 2; ; n++ {
-		if _, err := os.Stat(backup); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		backup = filepath.Join(w.book.BackupDir(ex), fmt.Sprintf("%s-%d", stamp, n))
-	}
+	backup := w.book.NextBackup(ex, w.now())
 	if !yes {
+		if !w.interactive {
+			return fmt.Errorf("nothing changed: reset replaces your files of %s, and %s, so there is no one to ask; "+
+				"saccbook reset %s --yes resets it (your files are still backed up first)", ex.ID, w.whyNoQuestion(), ex.ID)
+		}
 		fmt.Fprintf(w.out, "Reset %s to the stub? Your files will be kept in %s/.\nType yes: ", ex.ID, w.rel(backup))
 		if !w.confirm() {
 			fmt.Fprintln(w.out, "Nothing changed.")
@@ -582,21 +464,8 @@ func (w *bench) reset(id string, yes bool) error {
 		}
 	}
 	// Save everything first; only then overwrite anything.
-	for _, f := range ex.Files {
-		data, err := os.ReadFile(w.book.WorkPath(ex, f))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(backup, f)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return fmt.Errorf("back up %s: %w (nothing was reset)", f, err)
-		}
+	if _, err := w.book.SaveBackup(ex, backup); err != nil {
+		return fmt.Errorf("%w (nothing was reset)", err)
 	}
 	for _, f := range ex.Files {
 		data, err := os.ReadFile(w.book.StubPath(ex, f))
@@ -608,7 +477,95 @@ func (w *bench) reset(id string, yes bool) error {
 		}
 	}
 	e := w.progress.Of(ex.ID)
-	e.Status, e.Failing, e.Summary, e.KeyedHints, e.LastChecked = workbook.NotStarted, nil, "", nil, ""
+	e.Forget(workbook.NotStarted)
 	fmt.Fprintf(w.out, "Your files are in %s/; %s is back to the stub.\n", w.rel(backup), ex.ID)
+	fmt.Fprintf(w.out, "saccbook restore %s brings them back.\n", ex.ID)
+	return w.save()
+}
+
+// whyNoQuestion says why the bench cannot ask: no terminal, or CI.
+func (w *bench) whyNoQuestion() string {
+	if w.term == nil {
+		return "standard input is not a terminal"
+	}
+	return "CI is set"
+}
+
+// ---------------------------------------------------------------------------
+// restore
+
+// restore brings a backup of the exercise back: the newest, or the one named.
+// The learner's files as they are now are backed up first, as reset does.
+func (w *bench) restore(id, name string, list bool) error {
+	ex, err := w.book.Lookup(id)
+	if err != nil {
+		return err
+	}
+	backups, err := w.book.Backups(ex)
+	if err != nil {
+		return err
+	}
+	where := w.rel(w.book.BackupDir(ex))
+	if len(backups) == 0 {
+		msg := fmt.Sprintf("no backup of %s in %s/: saccbook reset %s makes one before it puts the stub back", ex.ID, where, ex.ID)
+		if list {
+			fmt.Fprintln(w.out, strings.ToUpper(msg[:1])+msg[1:]+".")
+			return nil
+		}
+		return errors.New(msg)
+	}
+	if list {
+		fmt.Fprintf(w.out, "Backups of %s in %s/, newest last:\n", ex.ID, where)
+		tw := tabwriter.NewWriter(w.out, 0, 4, 2, ' ', 0)
+		for _, bk := range backups {
+			when := ""
+			if t, ok := bk.Time(); ok {
+				when = t.Format("2006-01-02 15:04:05")
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", bk.Name, when, strings.Join(bk.Files, ", "))
+		}
+		tw.Flush()
+		fmt.Fprintf(w.out, "saccbook restore %s brings the newest back; saccbook restore %s NAME brings back the one named.\n", ex.ID, ex.ID)
+		return nil
+	}
+	bk := backups[len(backups)-1]
+	if name != "" {
+		i := slices.IndexFunc(backups, func(b workbook.Backup) bool { return b.Name == name })
+		if i < 0 {
+			var names []string
+			for _, b := range backups {
+				names = append(names, b.Name)
+			}
+			return fmt.Errorf("no backup %q of %s; there are %s (saccbook restore %s --list shows them)", name, ex.ID, strings.Join(names, ", "), ex.ID)
+		}
+		bk = backups[i]
+	}
+	if w.book.Matches(ex, bk) {
+		fmt.Fprintf(w.out, "Your files of %s are those of backup %s already: nothing to restore.\n", ex.ID, bk.Name)
+		return nil
+	}
+	// The files as they are now are work too: save them before anything is
+	// overwritten. The stub as shipped needs no copy: reset brings it back.
+	started, err := w.book.Started(ex)
+	if err != nil {
+		return err
+	}
+	saved := ""
+	if started {
+		dir := w.book.NextBackup(ex, w.now())
+		if _, err := w.book.SaveBackup(ex, dir); err != nil {
+			return fmt.Errorf("%w (nothing was restored)", err)
+		}
+		saved = dir
+	}
+	if err := w.book.RestoreBackup(ex, bk); err != nil {
+		return err
+	}
+	e := w.progress.Of(ex.ID)
+	e.Forget(workbook.Started)
+	if saved != "" {
+		fmt.Fprintf(w.out, "Your files as they were are in %s/.\n", w.rel(saved))
+	}
+	fmt.Fprintf(w.out, "%s holds backup %s again (%s). saccbook check %s tests it.\n", ex.ID, bk.Name, strings.Join(bk.Files, ", "), ex.ID)
 	return w.save()
 }

@@ -19,9 +19,18 @@ const (
 	BAR1Addr = sacc.MMIOWindowBase + sacc.BAR0Size
 
 	SQAddr   = 0x0010_0000
-	CQAddr   = 0x0011_0000
+	CQAddr   = 0x0011_0000 // after an SQ of up to 2048 entries; see CQAddrFor
 	DataAddr = 0x0020_0000 // buffers for commands
 )
+
+// CQAddrFor is where the CQ goes beside an SQ of sqSize entries at SQAddr: at
+// CQAddr, or, for an SQ that reaches past it (more than 2048 entries), on the
+// first page after the SQ. Either way a CQ of up to 4096 entries ends below
+// DataAddr.
+func CQAddrFor(sqSize uint32) uint64 {
+	end := SQAddr + (uint64(sqSize)*sacc.DescriptorSize+sacc.PageMask)&^uint64(sacc.PageMask)
+	return max(CQAddr, end)
+}
 
 // Host is a brought-up device: BARs assigned, memory and bus mastering on.
 type Host struct {
@@ -86,6 +95,10 @@ func (h *Host) SetReg(off uint32, v uint32) { h.M.Write(h.BAR0+uint64(off), 4, u
 
 // Start programs the rings, enables the device and waits for READY (§7.5).
 func (h *Host) Start(sqBase uint64, sqSize uint32, cqBase uint64, cqSize uint32) error {
+	sqEnd, cqEnd := sqBase+uint64(sqSize)*sacc.DescriptorSize, cqBase+uint64(cqSize)*sacc.CompletionSize
+	if sqBase < cqEnd && cqBase < sqEnd {
+		return fmt.Errorf("rings overlap: SQ %#x-%#x, CQ %#x-%#x", sqBase, sqEnd-1, cqBase, cqEnd-1)
+	}
 	h.SQ, h.SQSize, h.CQ, h.CQSize = sqBase, sqSize, cqBase, cqSize
 	h.sqTail, h.cqHead, h.phase, h.inFlight = 0, 0, 1, 0
 	h.M.Tracer().EmitDriverCQ(uint64(h.cqHead), uint64(h.phase))
@@ -140,15 +153,20 @@ func (h *Host) InFlight() uint32 { return h.inFlight }
 // Ring writes the doorbell with the current tail.
 func (h *Host) Ring() { h.SetReg(sacc.RegSQTail, h.sqTail) }
 
-// Poll checks the CQ slot at the head once. A new completion (phase equal to the
-// expected phase) is consumed and returned; CQ_HEAD is written back through the
-// doorbell page so the device may reuse the slot.
+// Poll checks the CQ slot at the head once, in the order of §7.2: it loads the
+// phase field, and only when the phase is the expected one does it read the
+// entry, which the device wrote before the phase. (So every look shows in the
+// trace as the 2-byte load of the phase it looks at.) A new completion is
+// consumed and returned; CQ_HEAD is written back through the doorbell page so
+// the device may reuse the slot. An entry that is not new is not read, and
+// Poll returns the zero Completion.
 func (h *Host) Poll() (sacc.Completion, bool) {
-	h.M.ReadBytes(h.CQ+uint64(h.cqHead)*sacc.CompletionSize, h.cpl[:])
-	c := sacc.DecodeCompletion(h.cpl[:])
-	if c.Phase != h.phase {
-		return c, false
+	slot := h.CQ + uint64(h.cqHead)*sacc.CompletionSize
+	if uint8(h.M.Read(slot+sacc.CplPhaseOff, sacc.CplPhaseFieldSize))&sacc.CplPhaseBit != h.phase {
+		return sacc.Completion{}, false
 	}
+	h.M.ReadBytes(slot, h.cpl[:])
+	c := sacc.DecodeCompletion(h.cpl[:])
 	h.inFlight--
 	if h.cqHead++; h.cqHead == h.CQSize {
 		h.cqHead = 0

@@ -24,7 +24,7 @@ func newHost(tb testing.TB, ring uint32) (*baremetal.Host, *trace.Ring) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := h.Start(baremetal.SQAddr, ring, baremetal.CQAddr, ring); err != nil {
+	if err := h.Start(baremetal.SQAddr, ring, baremetal.CQAddrFor(ring), ring); err != nil {
 		tb.Fatal(err)
 	}
 	return h, rec

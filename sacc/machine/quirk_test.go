@@ -24,7 +24,7 @@ func quirkHost(t *testing.T, q quirk.Set, sq, cq uint32) *baremetal.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Start(baremetal.SQAddr, sq, baremetal.CQAddr, cq); err != nil {
+	if err := h.Start(baremetal.SQAddr, sq, baremetal.CQAddrFor(sq), cq); err != nil {
 		t.Fatal(err)
 	}
 	return h

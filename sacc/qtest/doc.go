@@ -25,6 +25,12 @@
 //	clock_set NS                     OK <virtual time in decimal ns>
 //	endianness                       OK little      (extension, as in QEMU's qtest)
 //	trace on|off                     OK             (extension: echo trace events to the log)
+//	help [REQUEST]                   OK <text>      (extension: the requests, or what one does)
+//
+// help answers on one line, as every request does: without an argument, every request
+// with its arguments, separated by "; "; with one, what that request does and replies.
+// Like trace, it is an extension that changes no other reply (QTEST.md); in particular
+// there are no comments: "readl 0 # MAGIC" is a request with two arguments too many.
 //
 // Tokens are separated by runs of spaces and tabs; one trailing '\r' is ignored so that
 // a client with CRLF line ends (telnet, a Windows netcat) works. Command names are

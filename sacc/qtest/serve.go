@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saccbook/saccbook/internal/lineio"
 	"github.com/saccbook/saccbook/sacc/sim"
 )
 
@@ -72,7 +73,7 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, s *Session, maxLine in
 		}
 		var tooLong, got bool
 		var rerr error
-		line, tooLong, got, rerr = readLine(br, line[:0], maxLine)
+		line, tooLong, got, rerr = lineio.ReadLine(br, line[:0], maxLine)
 		if got {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -101,37 +102,6 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, s *Session, maxLine in
 		}
 		if cap(line) > 1<<20 {
 			line = nil // do not keep a huge buffer alive for the short lines that follow
-		}
-	}
-}
-
-// readLine reads one line into line (without its newline). got reports whether there
-// is a line to answer: a complete line, or a last line cut short by EOF. A line
-// longer than max is consumed up to its newline but not kept, and tooLong is set,
-// so that memory stays bounded whatever the client sends.
-func readLine(br *bufio.Reader, line []byte, max int) (_ []byte, tooLong, got bool, err error) {
-	seen := false
-	for {
-		frag, err := br.ReadSlice('\n')
-		seen = seen || len(frag) > 0
-		content := bytes.TrimSuffix(frag, []byte{'\n'})
-		if !tooLong {
-			if len(line)+len(content) > max {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, content...)
-			}
-		}
-		switch {
-		case err == bufio.ErrBufferFull:
-			continue
-		case err == nil:
-			return line, tooLong, true, nil
-		case err == io.EOF:
-			return line, tooLong, seen, io.EOF
-		default:
-			// A line cut short by a real error was not finished: do not answer it.
-			return line, tooLong, false, err
 		}
 	}
 }

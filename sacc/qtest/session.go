@@ -195,8 +195,55 @@ func (s *Session) exec(line string) string {
 		return "OK little"
 	case "trace":
 		return s.trace(args)
+	case "help":
+		return help(args)
 	}
 	return "FAIL unknown command " + quote(cmd)
+}
+
+// requests is every request the session answers, for help: the names that
+// share a form, their arguments, and what they do. The reply formats are those
+// of shared/spec/QTEST.md and of doc.go.
+var requests = []struct{ names, args, what string }{
+	{"outb|outw|outl", "ADDR VALUE", "write 1, 2 or 4 bytes to I/O port ADDR (at most 0xffff); replies OK"},
+	{"inb|inw|inl", "ADDR", "read 1, 2 or 4 bytes from I/O port ADDR; replies OK 0x%04x"},
+	{"writeb|writew|writel|writeq", "ADDR VALUE", "write 1, 2, 4 or 8 bytes of guest-physical memory, little-endian; replies OK"},
+	{"readb|readw|readl|readq", "ADDR", "read 1, 2, 4 or 8 bytes of guest-physical memory, little-endian; replies OK 0x%016x"},
+	{"read", "ADDR SIZE", "read SIZE bytes; replies OK 0x and their hex digits, in address order"},
+	{"write", "ADDR SIZE 0xDATA", "write SIZE bytes given in hex, zero-filled at the end if DATA is shorter; replies OK"},
+	{"b64read", "ADDR SIZE", "read SIZE bytes; replies OK and their base64"},
+	{"b64write", "ADDR SIZE B64", "write SIZE bytes given in base64; replies OK"},
+	{"memset", "ADDR SIZE VALUE", "fill SIZE bytes with the byte VALUE; replies OK"},
+	{"clock_step", "[NS]", "run to the next pending event, or NS nanoseconds on; replies OK and the virtual time in ns"},
+	{"clock_set", "NS", "run every event up to virtual time NS; replies OK and the virtual time in ns"},
+	{"endianness", "", "replies OK little: the platform is little-endian"},
+	{"trace", "on|off", "echo every trace event on the server's log (standard error), or stop; replies OK"},
+	{"help", "[REQUEST]", "replies OK and every request with its arguments, or what REQUEST does"},
+}
+
+// help answers "help" with every request and its arguments, and "help NAME"
+// with what one request does. Every request gets exactly one reply line
+// (QTEST.md), so the list is one line too, its requests separated by "; ".
+// help is an extension, as trace is: it changes no other reply.
+func help(args []string) string {
+	if len(args) > 1 {
+		return fmt.Sprintf("FAIL help takes 0 or 1 arguments (help [REQUEST]), got %d", len(args))
+	}
+	if len(args) == 0 {
+		var forms []string
+		for _, r := range requests {
+			forms = append(forms, strings.TrimSpace(r.names+" "+r.args))
+		}
+		return "OK " + strings.Join(forms, "; ")
+	}
+	for _, r := range requests {
+		for _, name := range strings.Split(r.names, "|") {
+			if name == args[0] {
+				return fmt.Sprintf("OK %s: %s", strings.TrimSpace(name+" "+r.args), r.what)
+			}
+		}
+	}
+	return fmt.Sprintf("FAIL help: no request %s (help lists them)", quote(args[0]))
 }
 
 // quote shows a piece of the request in a reply: quoted, so that control bytes and

@@ -53,6 +53,12 @@ func TestExecFresh(t *testing.T) {
 		{"readb 0\v", "FAIL readb: bad ADDR *"},
 		{"endianness", "OK little"},
 		{"endianness big", "FAIL endianness takes 0 arguments (endianness), got 1"},
+		{"help readl", "OK readl ADDR: read 1, 2, 4 or 8 bytes of guest-physical memory, little-endian; replies OK 0x%016x"},
+		{"help clock_step", "OK clock_step [NS]: *"},
+		{"help help", "OK help [REQUEST]: *"},
+		{"help frobnicate", `FAIL help: no request "frobnicate" (help lists them)`},
+		{"help readl readq", "FAIL help takes 0 or 1 arguments (help [REQUEST]), got 2"},
+		{"HELP", `FAIL unknown command "HELP"`},
 
 		// Numbers.
 		{"readb 010", "OK 0x0000000000000000"},
@@ -561,7 +567,7 @@ func FuzzExec(f *testing.F) {
 		"", "readb 0", "readq 0xfffffffffffffff8", "writel 0x10 0x1234", "inb 0x80", "outw 0xcf8 1",
 		"read 0 16", "write 0 4 0x0102", "b64read 0 5", "b64write 0 4 AQID", "memset 0 8 0xff",
 		"clock_step", "clock_step 10", "clock_set 300", "endianness", "trace on", "trace off",
-		"read 0 0", "outb 0x10000 1", "readb 08", "b64write 0 1 AA=", "write 0 1 0x123",
+		"help", "help memset", "read 0 0", "outb 0x10000 1", "readb 08", "b64write 0 1 AA=", "write 0 1 0x123",
 	} {
 		f.Add(s)
 	}
@@ -573,4 +579,30 @@ func FuzzExec(f *testing.F) {
 			t.Fatalf("after Exec(%q), readb = %q", line, got)
 		}
 	})
+}
+
+// TestHelpListsEveryRequest: help's one reply line names every request exec
+// answers, with the arguments it takes, and each of them has a help of its
+// own; a request exec does not know is in neither.
+func TestHelpListsEveryRequest(t *testing.T) {
+	s, _ := newTestSession()
+	list := s.Exec("help")
+	checkReply(t, "help", list)
+	if !strings.HasPrefix(list, "OK outb|outw|outl ADDR VALUE; inb|inw|inl ADDR; ") || !strings.HasSuffix(list, "; help [REQUEST]") {
+		t.Errorf("help = %q", list)
+	}
+	for _, name := range []string{"outb", "outw", "outl", "inb", "inw", "inl", "writeb", "writew", "writel", "writeq",
+		"readb", "readw", "readl", "readq", "read", "write", "b64read", "b64write", "memset",
+		"clock_step", "clock_set", "endianness", "trace", "help"} {
+		if !strings.Contains(" "+strings.NewReplacer("|", " ", ";", " ").Replace(list)+" ", " "+name+" ") {
+			t.Errorf("help does not list %s: %q", name, list)
+		}
+		if got := s.Exec("help " + name); !strings.HasPrefix(got, "OK "+name) {
+			t.Errorf("help %s = %q", name, got)
+		}
+		// exec knows every request help names: none of them is unknown.
+		if got := s.Exec(name); strings.Contains(got, "unknown command") {
+			t.Errorf("help lists %s, which exec does not know: %q", name, got)
+		}
+	}
 }

@@ -7,6 +7,7 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -101,6 +102,26 @@ func (s Scenario) Option(name string) (Option, bool) {
 		}
 	}
 	return Option{}, false
+}
+
+// CheckOptions checks options against the ones the scenario declares: each name
+// one of them, each value one of its values. The sentences are the same wherever a
+// run is asked for (the command line, a browser's hello, a chapter's widget).
+func (s Scenario) CheckOptions(opts map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		v := opts[k]
+		o, ok := s.Option(k)
+		if !ok {
+			if len(s.Options) == 0 {
+				return fmt.Errorf("option %q: scenario %s takes no options", k, s.Name)
+			}
+			return fmt.Errorf("option %q: scenario %s takes %s", k, s.Name, s.OptionsDoc())
+		}
+		if !o.Takes(v) {
+			return fmt.Errorf("option %s=%q: want %s", k, v, strings.Join(o.ValueNames(), " or "))
+		}
+	}
+	return nil
 }
 
 // OptionsDoc is the options as the command line documents them:

@@ -80,3 +80,24 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal("option without value accepted")
 	}
 }
+
+func TestCheckOptions(t *testing.T) {
+	drv, _ := Find("driver")
+	job, _ := Find("job")
+	for _, tc := range []struct {
+		s    Scenario
+		opts map[string]string
+		want string // "" for accepted
+	}{
+		{drv, nil, ""},
+		{drv, map[string]string{"cpu": "arm64", "irq": "on"}, ""},
+		{drv, map[string]string{"cpu": "z80"}, `option cpu="z80": want x86 or arm64`},
+		{drv, map[string]string{"turbo": "on"}, `option "turbo": scenario driver takes cpu=x86|arm64`},
+		{job, map[string]string{"cpu": "x86"}, `option "cpu": scenario job takes no options`},
+	} {
+		err := tc.s.CheckOptions(tc.opts)
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %v: %v, want %q", tc.s.Name, tc.opts, err, tc.want)
+		}
+	}
+}

@@ -31,3 +31,13 @@ test("reconnection waits longer each time, up to 15 s", () => {
   assert.equal(retryText(500, 1006), "retrying in 500 ms (close code 1006)");
   assert.equal(retryText(2000, 0), "retrying in 2 s (close code none)");
 });
+
+test("a compared run: the baseline's events and end, and the diverge, apart from the run's own", () => {
+  assert.deepEqual(route({ type: "events", run: "baseline", events: [] }, conn(false)), { deliver: "baselineEvents" });
+  assert.equal(route({ type: "events", run: "baseline", events: [] }, conn(true)), null);
+  assert.deepEqual(route({ type: "end", run: "baseline", error: "" }, conn(false)), { deliver: "baselineEnd" },
+    "the baseline's end does not end the connection's run");
+  assert.equal(route({ type: "end", run: "baseline" }, conn(true)), null);
+  assert.deepEqual(route({ type: "diverge", seq: 149 }, conn(false)), { deliver: "diverge" });
+  assert.equal(route({ type: "diverge", seq: 149 }, conn(true)), null, "a diverge of an older run is dropped");
+});

@@ -5,8 +5,9 @@ import { stateAt } from "../state.js";
 import { byClass, classList, findAll, hasClass, textOf } from "../vnode.js";
 import * as ring from "../views/ring.js";
 import * as garage from "../views/garage.js";
-import { matches, traceAt } from "../views/trace.js";
-import { decodeAt, defaultAddress, dumpRequest } from "../views/memory.js";
+import { FilterIndex, matches, traceAt } from "../views/trace.js";
+import { decodeAt, defaultAddress, dumpRequest, ringTarget, WORDS as MEMORY_WORDS } from "../views/memory.js";
+import { initialState } from "../state.js";
 import { markChanges } from "../views/registers.js";
 import { linesAround, sourceAt } from "../views/source.js";
 import { History, refused } from "../views/monitor.js";
@@ -79,7 +80,7 @@ test("garage view: the boards show the rings, and its caption tells the metaphor
   const rows = g.scene.flatMap((n) => byClass(n, "sw-brow"));
   assert.equal(rows.length, 8, "two boards of four rows");
   assert.equal(rows.filter((r) => hasClass(r, "is-p1")).length, 1);
-  assert.match(g.desc, /^The neighbour writes the result on row 0 of the CQ board, mark colour ● \(lap colour 1\) last\.$/);
+  assert.equal(g.desc, "The neighbour writes the result on row 0 of the CQ board, and last its mark in this lap's colour: teal ● (phase 1).");
   const bell = first(phases, "sacc_doorbell");
   assert.equal(garage.caption(bell, stateAt(phases, bell.seq, ds), ds), "You ring the neighbour's doorbell (jobs up to row 1) and walk away.");
 });
@@ -120,6 +121,39 @@ test("memory view: a dumped descriptor and completion decode field by field", ()
   assert.match(dumpRequest("here").problem, /Type an address/);
 });
 
+test("memory view: a ring's DMA address is never dumped as physical memory", () => {
+  // The IOMMU is on and the driver has programmed the rings with DMA addresses
+  // the device has not used yet: where they are in physical memory is not known.
+  const st = { ...initialState(), sqBase: 0x80000000, cqBase: 0x80001000, sqSize: 8, cqSize: 8,
+    iommu: { on: true, faults: 0, lastFault: null, lastTranslate: null } };
+  let t = ringTarget(st, "sq");
+  assert.equal(t.space, "x", "dumped through the IOMMU");
+  assert.equal(t.addr, 0x80000000);
+  assert.match(ringTarget(st, "sq", "xp").problem, /physical address is not known yet.*DMA address 0x80000000/);
+  assert.equal(defaultAddress(st, "cq"), "0x80001000");
+  // Once the IOMMU has translated the SQ's page, the physical dump is offered
+  // and says which DMA address it is.
+  st.sqPhys = 0x102000;
+  t = ringTarget(st, "sq");
+  assert.deepEqual([t.space, t.addr], ["xp", 0x102000]);
+  assert.match(t.note, /DMA address is 0x80000000/);
+  assert.equal(ringTarget(st, "sq", "x").space, "x");
+  // Decoding follows the space of the dump: slot 1 of the SQ at its DMA address.
+  const rows = parseDump("0000000080000020: 0x00000000 0x00000000 0x00000000 0x00000000\n" +
+    "0000000080000030: 0x00000010 0x00000001 0x00000007 0x00000000\n");
+  assert.equal(decodeAt(rows, 0x80000020, st, ds, "x").title, "Descriptor in SQ slot 1 at DMA address 0x80000020");
+  assert.equal(decodeAt(rows, 0x80000020, st, ds, "xp").title, "Descriptor at 0x80000020");
+  // The status line names the kind of address.
+  assert.equal(MEMORY_WORDS.answered({ line: "x /32xw 0x80000000", seq: 3 }),
+    "DMA address 0x80000000 (x: through the IOMMU, as the device sees it), at event 3.");
+  assert.equal(MEMORY_WORDS.answered({ line: "xp /32xw 0x102000", seq: 3, note: "the SQ" }),
+    "Physical memory at 0x102000 (xp), at event 3: the SQ.");
+  // With the IOMMU off a DMA address is the physical one, and the line says so.
+  const off = { ...st, iommu: { ...st.iommu, on: false } };
+  assert.match(ringTarget(off, "sq").note, /is its physical address: the IOMMU is off/);
+  assert.deepEqual(dumpRequest("0x80000000", "x"), { line: "x /32xw 0x80000000" });
+});
+
 test("registers view: lines that changed since the last answer", () => {
   assert.deepEqual(markChanges([], "a\nb\n"), [{ text: "a", changed: false }, { text: "b", changed: false }]);
   assert.deepEqual(markChanges(["a", "b"], "a\nc\n").map((l) => l.changed), [false, true]);
@@ -151,4 +185,46 @@ test("monitor: the widget's own controls are refused, the history walks", () => 
   h.add("info pci");
   h.add("info pci");
   assert.deepEqual([h.up(), h.up(), h.up(), h.down(), h.down()], ["info pci", "info rings", "info rings", "info pci", ""]);
+});
+
+test("trace view: the incremental filter answers as traceAt does, wherever the position goes", () => {
+  const filters = [
+    { q: "", sides: new Set(ds.sides), all: ds.sides.length },
+    { q: "doorbell", sides: new Set(ds.sides), all: ds.sides.length },
+    { q: "", sides: new Set(["cpu"]), all: ds.sides.length },
+    { q: "no such event", sides: new Set(ds.sides), all: ds.sides.length },
+    { q: "cq", sides: new Set(["device", "bus"]), all: ds.sides.length },
+  ];
+  let seed = 3;
+  const rnd = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (const f of filters) {
+    const ix = new FilterIndex(f);
+    // The log grows as batches arrive, while the position plays, steps back and jumps.
+    const log = [];
+    let pos = 0;
+    for (let i = 0; i < 400; i++) {
+      if (log.length < phases.length && rnd(3) === 0) log.push(...phases.slice(log.length, log.length + 1 + rnd(40)));
+      const move = rnd(10);
+      if (move < 6) pos += rnd(30);
+      else if (move < 8) pos -= rnd(10);
+      else pos = rnd(log.length + 1);
+      pos = Math.max(0, Math.min(pos, log.length));
+      const max = [250, 5][rnd(2)];
+      assert.deepEqual(ix.at(log, pos, max), traceAt(log, pos, f, max), f.q + "/" + [...f.sides] + " at " + pos + " of " + log.length);
+    }
+    // A new log (a new run) starts the index again.
+    const other = job.slice();
+    assert.deepEqual(ix.at(other, 50), traceAt(other, 50, f));
+  }
+});
+
+test("trace view: the incremental filter tests each event once while playing", () => {
+  let tested = 0;
+  const f = { q: "", sides: new Set(["device"]), all: ds.sides.length };
+  const counting = { ...f, sides: { has: (s) => { tested++; return f.sides.has(s); }, size: 1 } };
+  const ix = new FilterIndex(counting);
+  for (let pos = 0; pos <= phases.length; pos += 7) ix.at(phases, pos);
+  ix.at(phases, phases.length);
+  for (let pos = phases.length; pos >= 0; pos -= 13) ix.at(phases, pos);
+  assert.equal(tested, phases.length, "every event tested exactly once");
 });

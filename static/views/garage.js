@@ -11,15 +11,23 @@ import { caption as plainCaption, physWhere, where } from "../caption.js";
 import { hex, textArgs } from "../format.js";
 import { el } from "../vnode.js";
 
-const W = 400, H = 330, GROUND = 300, TOP = 62;
-const ROWS = 8;
+// The scene is drawn for a phone: every text is FONT user units, which is at
+// least 12 CSS pixels when the picture is 356 px wide (a 390 px screen), and
+// every label fits inside the 400-unit-wide picture. On a wider screen the
+// picture grows to its max-width (the style sheet).
+const W = 400, TOP = 52, H = 362, GROUND = 328;
+export const FONT = 14;        // the size of every text, in user units (the style sheet agrees)
+const MONO = 0.602 * FONT;     // the width of a monospaced character
+const ROWS = 6;                // rows shown on each board
+const ROW_H = 17;
+const BOARD = { y: 164, w: 108, sq: 76, cq: 190 };
 
 // Where the two people stand (feet), by what is happening: you on the left
 // of a spot, the neighbour on the right, so that they never overlap.
 const SPOTS = {
-  home: [338, GROUND - 2], street: [290, GROUND - 2], sq: [138, GROUND - 4], cq: [218, GROUND - 4],
-  shelf: [178, GROUND - 4], door: [282, GROUND - 2], bell: [300, GROUND - 2], house: [46, GROUND - 2],
-  garage: [104, GROUND - 4],
+  home: [370, GROUND - 2], street: [330, GROUND - 2], door: [318, GROUND - 2], bell: [326, GROUND - 2],
+  sq: [114, GROUND - 4], cq: [228, GROUND - 4], shelf: [171, GROUND - 4], house: [34, GROUND - 2],
+  garage: [92, GROUND - 4],
 };
 const NB_SHIFT = 16;
 
@@ -50,8 +58,8 @@ export function caption(ev, st, ds) {
       return at ? "The neighbour writes on the CQ board," + at.replace(/[()]/g, "").replace(" CQ slot", " row") + "."
         : "The neighbour puts " + a.len + " bytes on a shelf in your garage.";
     }
-    case "sacc_cq_post": return "The neighbour writes the result on row " + a.cq_tail + " of the CQ board, mark colour " +
-      (a.phase ? "● (lap colour 1)" : "○ (lap colour 0)") + " last.";
+    case "sacc_cq_post": return "The neighbour writes the result on row " + a.cq_tail + " of the CQ board, and last its mark in this lap's colour: " +
+      (a.phase ? "teal ● (phase 1)." : "pink ○ (phase 0).");
     case "sacc_phase_flip": return "The neighbour starts a new lap of the CQ board: the mark colour changes.";
     case "sacc_cq_full": return "The CQ board is full: the neighbour waits until you free a row.";
     case "sacc_cq_head": return "You tell the neighbour which CQ rows you have read (up to " + a.cq_head + ").";
@@ -69,57 +77,69 @@ export function caption(ev, st, ds) {
   return plainCaption(ev, st, ds);
 }
 
-function house(x, y, wd, ht, cls, label, lit) {
+function house(x, y, wd, cls, lines, lit) {
+  const ht = GROUND - y;
   return el("g", { class: "sw-house " + cls + (lit ? " is-lit" : "") },
-    el("path", { class: "sw-roof", d: `M${x - 6} ${y} L${x + wd / 2} ${y - 30} L${x + wd + 6} ${y} Z` }),
+    el("path", { class: "sw-roof", d: `M${x - 4} ${y} L${x + wd / 2} ${y - 28} L${x + wd + 4} ${y} Z` }),
     el("rect", { class: "sw-wall", x, y, width: wd, height: ht }),
-    el("rect", { class: "sw-window", x: x + 10, y: y + 14, width: 22, height: 18 }),
-    el("rect", { class: "sw-window", x: x + wd - 32, y: y + 14, width: 22, height: 18 }),
-    el("text", { x: x + wd / 2, y: y + 52, "text-anchor": "middle", class: "sw-g-label" }, label[0]),
-    el("text", { x: x + wd / 2, y: y + 66, "text-anchor": "middle", class: "sw-g-small" }, label[1]));
+    el("rect", { class: "sw-window", x: x + wd / 2 - 11, y: y + 12, width: 22, height: 18 }),
+    lines.map((t, i) => el("text", { x: x + wd / 2, y: y + 56 + i * 18, "text-anchor": "middle",
+      class: i ? "sw-g-small" : "sw-g-label" }, t)));
+}
+
+// rowText is a board row's text, without "0x" when it would not fit in room
+// user units.
+function rowText(parts, room) {
+  const full = parts.join(" ");
+  if (full.length * MONO <= room) return full;
+  return parts.map((p) => p.replace(/^0x/, "")).join(" ");
 }
 
 // board draws the SQ or CQ whiteboard: up to ROWS rows around the slot that just
 // changed (or the tail).
-function board(x, y, wd, ht, which, st, ds) {
+function board(which, st, ds) {
+  const x = BOARD[which], y = BOARD.y, wd = BOARD.w, ht = ROWS * ROW_H + 4;
   const n = which === "sq" ? st.sqSize : st.cqSize;
-  const heading = el("text", { x: x + wd / 2, y: y - 5, "text-anchor": "middle", class: "sw-g-label" },
-    which === "sq" ? "SQ board" : "CQ board");
+  const R = which.toUpperCase();
+  const heading = el("text", { x: x + wd / 2, y: y - 6, "text-anchor": "middle", class: "sw-g-label" }, R + " board");
   const g = el("g", { class: "sw-board" },
     el("rect", { class: "sw-board-frame", x, y, width: wd, height: ht, rx: 3 }), heading);
   if (!n) {
-    g.kids.push(el("text", { x: x + wd / 2, y: y + ht / 2, "text-anchor": "middle", class: "sw-g-small" }, "blank"));
+    g.kids.push(el("text", { x: x + wd / 2, y: y + ht / 2 + 5, "text-anchor": "middle", class: "sw-g-small" }, "blank"));
     return g;
   }
   const changed = st.changed && st.changed.ring === which ? st.changed.slot : -1;
   const focus = changed >= 0 ? changed : which === "sq" ? st.sqTail : st.cqTail;
   const from = n <= ROWS ? 0 : Math.max(0, Math.min(n - ROWS, focus - ROWS / 2));
   const to = Math.min(n, from + ROWS);
-  const rh = (ht - 4) / ROWS;
   const head = which === "sq" ? st.sqHead : st.cqHead;
   const tail = which === "sq" ? st.sqTail : st.cqTail;
   const owned = (tail - head + n) % n;
+  const idxW = String(n - 1).length * MONO;
+  const tx = x + 5 + idxW + 5;
   for (let i = from; i < to; i++) {
-    const ry = y + 2 + (i - from) * rh;
-    let text, cls = "sw-brow";
+    const ry = y + 2 + (i - from) * ROW_H;
+    let parts = [], cls = "sw-brow";
     if (which === "sq") {
       const d = st.sq[i] || {};
-      text = d.req_id != null || d.opcode != null ? (d.req_id != null ? hex(d.req_id) : "?") + " " + ds.opShort(d) : "";
+      if (d.req_id != null || d.opcode != null) parts = [d.req_id != null ? hex(d.req_id) : "?", ds.opShort(d)];
+      else if (d.written) parts = ["written"];
       if ((i - head + n) % n < owned) cls += " is-device";
     } else {
       const e = st.cq[i] || {};
-      text = e.posted ? (e.phase ? "● " : "○ ") + hex(e.req_id) + (e.status ? " ✗" : " ✓") : "";
+      if (e.posted) parts = [e.phase ? "●" : "○", hex(e.req_id), e.status ? "✗" : "✓"];
       if (e.posted) cls += e.phase ? " is-p1" : " is-p0";
     }
     if (i === changed) cls += " is-changed";
     g.kids.push(el("g", { class: cls },
-      el("rect", { x: x + 2, y: ry, width: wd - 4, height: rh - 1 }),
-      el("text", { x: x + 6, y: ry + rh - 6, class: "sw-brow-n" }, String(i)),
-      el("text", { x: x + 20, y: ry + rh - 6, class: "sw-brow-t" }, text)));
+      el("rect", { x: x + 2, y: ry, width: wd - 4, height: ROW_H - 1 }),
+      el("text", { x: x + 5, y: ry + ROW_H - 4, class: "sw-brow-n" }, String(i)),
+      el("text", { x: tx, y: ry + ROW_H - 4, class: "sw-brow-t" }, rowText(parts, x + wd - 3 - tx))));
   }
   if (n > ROWS) {
     // a long ring: say which rows are shown, in the heading
-    heading.kids = [which.toUpperCase() + " " + from + "–" + (to - 1) + " of " + n];
+    const full = R + " " + from + "–" + (to - 1) + " of " + n;
+    heading.kids = [full.length <= 12 ? full : R + " " + from + "–" + (to - 1)];
     heading.attrs.class = "sw-g-small sw-g-strong";
   }
   return g;
@@ -170,33 +190,34 @@ export function picture(st, ev, pos, ds) {
   const scene = [
     el("rect", { class: "sw-sky", x: 0, y: TOP, width: W, height: GROUND - TOP }),
     el("rect", { class: "sw-ground", x: 0, y: GROUND, width: W, height: H - GROUND }),
-    house(8, 160, 76, GROUND - 160, "sw-kernel", ["house", "(kernel)"], houseLit),
+    house(4, GROUND - 126, 60, "sw-kernel", ["house", "(kernel)"], houseLit),
     // your bell: the neighbour rings it with an interrupt
     el("g", { class: "sw-ybell" + (msi ? " is-ringing" : "") },
-      el("circle", { cx: 74, cy: 250, r: 5 }),
-      msi ? el("path", { class: "sw-waves", d: "M62 240 q-6 10 0 20 M56 236 q-9 14 0 28" }) : null),
+      el("title", null, "your bell: an interrupt (MSI-X)"),
+      el("circle", { cx: 54, cy: GROUND - 32, r: 5 }),
+      msi ? el("path", { class: "sw-waves", d: `M61 ${GROUND - 42} q5 10 0 20` }) : null),
     // the garage: host memory
     el("g", { class: "sw-garage-bldg" },
-      el("path", { class: "sw-roof", d: `M86 110 L176 78 L266 110 Z` }),
-      el("rect", { class: "sw-wall", x: 92, y: 110, width: 168, height: GROUND - 110 }),
-      el("text", { x: 176, y: 100, "text-anchor": "middle", class: "sw-g-label" }, "your garage (host memory)")),
+      el("path", { class: "sw-roof", d: "M64 114 L187 86 L310 114 Z" }),
+      el("rect", { class: "sw-wall", x: 70, y: 114, width: 234, height: GROUND - 114 }),
+      el("text", { x: 187, y: 78, "text-anchor": "middle", class: "sw-g-label" }, "your garage (host memory)")),
     el("g", { class: "sw-shelf" + (data ? " is-active" : "") },
-      el("rect", { x: 98, y: 116, width: 156, height: 12 }),
-      el("text", { x: 176, y: 125, "text-anchor": "middle", class: "sw-g-small" }, "shelves: data buffers")),
-    board(100, 146, 76, 108, "sq", st, ds),
-    board(180, 146, 76, 108, "cq", st, ds),
+      el("rect", { x: 76, y: 120, width: 222, height: 20 }),
+      el("text", { x: 187, y: 135, "text-anchor": "middle", class: "sw-g-small" }, "shelves: data buffers")),
+    board("sq", st, ds),
+    board("cq", st, ds),
     // the door and its keypad: the IOMMU
-    el("rect", { class: "sw-door", x: 258, y: 220, width: 4, height: GROUND - 220 }),
+    el("rect", { class: "sw-door", x: 302, y: GROUND - 72, width: 4, height: 72 }),
     el("g", { class: "sw-keypad " + keypad },
       el("title", null, "the keypad: the IOMMU" + (st.iommu.on ? "" : " (off: every address is let through)")),
-      el("rect", { x: 266, y: 206, width: 14, height: 20, rx: 2 }),
-      el("text", { x: 264, y: 200, class: "sw-g-small" }, "keypad"),
-      st.iommu.on ? null : el("text", { x: 266, y: 238, class: "sw-g-small" }, "off")),
-    house(316, 160, 76, GROUND - 160, "sw-nhouse", ["neighbour", "(device)"], false),
+      el("rect", { x: 310, y: GROUND - 88, width: 14, height: 20, rx: 2 }),
+      st.iommu.on ? null : el("text", { x: 310, y: GROUND - 94, class: "sw-g-small" }, "off")),
+    house(338, GROUND - 126, 58, "sw-nhouse", ["device"], false),
     el("g", { class: "sw-nbell" + (ringing ? " is-ringing" : "") },
-      el("circle", { cx: 322, cy: 250, r: 5 }),
-      ringing ? el("path", { class: "sw-waves", d: "M334 240 q6 10 0 20 M340 236 q9 14 0 28" }) : null,
-      el("text", { x: 322, y: 240, "text-anchor": "middle", class: "sw-g-small" }, ringing ? "ding!" : "bell")),
+      el("title", null, "the neighbour's doorbell: the SQ_TAIL register"),
+      el("circle", { cx: 346, cy: GROUND - 32, r: 5 }),
+      ringing ? el("path", { class: "sw-waves", d: `M339 ${GROUND - 42} q-5 10 0 20` }) : null,
+      ringing ? el("text", { x: 346, y: GROUND - 44, "text-anchor": "middle", class: "sw-g-small" }, "ding!") : null),
   ];
   return {
     scene,
@@ -208,12 +229,30 @@ export function picture(st, ev, pos, ds) {
   };
 }
 
-function person(cls, label, right) {
-  // drawn with its feet at (0, 0); moved with a CSS transform
+// person is drawn with its feet at (0, 0) and moved with a CSS transform; its
+// label sits under the feet (you) or over the head and to the left (the
+// neighbour, who stands furthest right), so that the two never cover each
+// other and no label leaves the picture, even half-way along a walk. At home, in
+// front of the house that says "device", the neighbour needs no label (the
+// style sheet hides it).
+function person(cls, label, above) {
   return el("g", { class: "sw-person " + cls },
     el("circle", { cx: 0, cy: -33, r: 5.5 }),
     el("path", { d: "M0 -27 V-12 M0 -23 L-7 -15 M0 -23 L7 -15 M0 -12 L-6 0 M0 -12 L6 0" }),
-    el("text", { x: right ? 9 : -9, y: -3, "text-anchor": right ? "start" : "end" }, label));
+    above ? el("text", { x: 10, y: -45, "text-anchor": "end" }, label) : el("text", { x: 0, y: 17, "text-anchor": "middle" }, label));
+}
+
+// legend says what the small things in the scene stand for, and the colours.
+function legend() {
+  const item = (cls, sym, text) => el("span", { class: "sw-legend-item" },
+    cls ? el("span", { class: "sw-key " + cls, "aria-hidden": "true" }, sym) : null, (cls ? " " : "") + text);
+  return el("p", { class: "sw-legend sw-garage-legend" },
+    item("sw-key-iommu", "", "keypad: the IOMMU"),
+    item(null, "", "the device's doorbell: SQ_TAIL"),
+    item("sw-key-kernel", "", "your bell: an interrupt"),
+    item("sw-key-driver", "", "you: the driver"),
+    item("sw-key-device", "", "the neighbour: the device, and a job it has taken"),
+    item("sw-key-p1", "●", "phase 1"), item("sw-key-p0", "○", "phase 0"), item("sw-key-changed", "", "just changed"));
 }
 
 // mount puts the garage in a widget's panel.
@@ -227,7 +266,7 @@ export function mount(w, panel, env) {
   const you = render(person("sw-you", "you", false), true);
   const neighbour = render(person("sw-neighbour", "neighbour", true), true);
   svg.append(title, desc, scene, you, neighbour);
-  panel.append(svg);
+  panel.append(svg, render(legend()));
   const stand = (g, p) => {
     g.style.transform = `translate(${p.x}px, ${p.y}px)`;
     g.dataset.spot = p.spot;

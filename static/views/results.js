@@ -109,7 +109,8 @@ export function mount(w, panel) {
     update({ wide, pos, tl }) {
       // The numbers are the outcome: they show once the learner's position has
       // reached the run's end, not as soon as the server has finished it.
-      const m = w.endMessage;
+      const run = w.shown();
+      const m = run.ended ? run.end : null;
       const atEnd = !!m && pos >= tl.length;
       renderInto(svg, picture(parseResults(atEnd ? m.log : []), atEnd, { id: pre, wide, total: tl.length }));
     },

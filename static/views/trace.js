@@ -1,11 +1,14 @@
 // views/trace.js: every event up to the position, filtered by side and by
-// words. traceAt() says which rows the list shows at a position; the list on the
-// page follows it incrementally (stepping forward appends rows, stepping back
+// words. traceAt() says which rows the list shows at a position; a FilterIndex
+// gives the same answer while looking at each event once (a frame of playback
+// costs the events it adds, not the whole log), and the list on the page
+// follows it incrementally (stepping forward appends rows, stepping back
 // removes them), because a run can have many thousands of events.
 
 import { h } from "../dom.js";
 
 const MAX_ROWS = 250;
+const PLAYING_ROWS = 24; // the box shows about twenty lines
 
 // matches tells whether an event passes the filter: its side is shown and q
 // (lower case) is in its kind or text.
@@ -30,34 +33,97 @@ export function traceAt(log, pos, filter, max = MAX_ROWS) {
   return { rows, matched, note: note(pos, matched, rows.length) };
 }
 
+// FilterIndex is traceAt for one filter, kept up as the log grows and the
+// position moves: it remembers which events match, so each event of a log is
+// tested once, and a position anywhere costs a binary search. A new log (a new
+// run) starts it again; a log only ever grows at its end.
+export class FilterIndex {
+  constructor(filter) {
+    this.filter = filter;
+    this.filtered = !!filter.q || filter.sides.size < filter.all;
+    this.log = null;
+    this.hits = [];   // indices into log of the matching events, in order
+    this.scanned = 0; // log[0..scanned) have been tested
+  }
+
+  at(log, pos, max = MAX_ROWS) {
+    if (log !== this.log) { this.log = log; this.hits = []; this.scanned = 0; }
+    const end = Math.min(pos, log.length);
+    for (; this.scanned < end; this.scanned++) {
+      if (matches(log[this.scanned], this.filter)) this.hits.push(this.scanned);
+    }
+    const m = below(this.hits, end);
+    const rows = [];
+    for (let i = Math.max(0, m - max); i < m; i++) rows.push(log[this.hits[i]]);
+    const matched = this.filtered ? m : pos;
+    return { rows, matched, note: note(pos, matched, rows.length) };
+  }
+}
+
+// below counts the numbers in sorted that are less than n.
+function below(sorted, n) {
+  let lo = 0, hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < n) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 function note(pos, matched, shown) {
   if (pos === 0) return "No events yet: step or play.";
   if (matched > shown) return "Showing the last " + shown + " of " + matched + " matching events.";
   return matched + " of " + pos + " events shown.";
 }
 
-function row(ev) {
-  return h("li", { "data-seq": ev.seq, class: ["sw-ev", "sw-side-" + ev.side],
-    title: ev.src ? "source: " + ev.src : null },
-  h("span", { class: "sw-ev-seq" }, "#" + ev.seq),
-  h("span", { class: "sw-ev-t" }, ev.t + " ns"),
-  h("span", { class: "sw-ev-kind" }, ev.kind),
-  h("span", { class: "sw-ev-text" }, ev.text || ""));
+// fill makes li (a row made by newRow) show one event; alt shades every other
+// matching event (by its place among the matches, so a line keeps its shade as
+// the list scrolls: no :nth-child rule for the browser to work out again on
+// every change).
+function fill(li, ev, alt) {
+  li.dataset.seq = ev.seq;
+  li.className = "sw-ev sw-side-" + ev.side + (alt ? " is-alt" : "");
+  if (ev.src) li.title = "source: " + ev.src; else li.removeAttribute("title");
+  li.removeAttribute("aria-current");
+  const [seq, t, kind, text] = li.children;
+  seq.textContent = "#" + ev.seq;
+  t.textContent = ev.t + " ns";
+  kind.textContent = ev.kind;
+  text.textContent = ev.text || "";
+  return li;
 }
 
-// follow makes list show rows (events in seq order) with the fewest changes:
-// rows that left either end are removed, new ones added at either end.
-function follow(list, rows) {
+function newRow() {
+  return h("li", { class: "sw-ev" }, h("span", { class: "sw-ev-seq" }), h("span", { class: "sw-ev-t" }),
+    h("span", { class: "sw-ev-kind" }), h("span", { class: "sw-ev-text" }));
+}
+
+// follow makes list show rows (events in seq order; base is the place of the
+// first among all matching events) with the fewest changes: rows that left
+// either end are taken off, new ones added at either end, made from the rows
+// taken off when there are some (while playing, every frame moves the whole
+// list on: its lines are used again rather than built again).
+function follow(list, rows, base) {
   const seqOf = (li) => Number(li.dataset.seq);
-  if (!rows.length) { list.replaceChildren(); return; }
-  const first = rows[0].seq, last = rows[rows.length - 1].seq;
-  while (list.firstElementChild && seqOf(list.firstElementChild) < first) list.firstElementChild.remove();
-  while (list.lastElementChild && seqOf(list.lastElementChild) > last) list.lastElementChild.remove();
-  if (!list.firstElementChild) { list.replaceChildren(...rows.map(row)); return; }
-  const lo = seqOf(list.firstElementChild), hi = seqOf(list.lastElementChild);
-  const older = rows.filter((ev) => ev.seq < lo), newer = rows.filter((ev) => ev.seq > hi);
-  if (older.length) list.prepend(...older.map(row));
-  if (newer.length) list.append(...newer.map(row));
+  const spare = [];
+  const make = (k) => fill(spare.pop() || newRow(), rows[k], (base + k) % 2 === 1);
+  const first = rows.length ? rows[0].seq : Infinity, last = rows.length ? rows[rows.length - 1].seq : -Infinity;
+  while (list.firstElementChild && seqOf(list.firstElementChild) < first) spare.push(list.removeChild(list.firstElementChild));
+  while (list.lastElementChild && seqOf(list.lastElementChild) > last) spare.push(list.removeChild(list.lastElementChild));
+  if (!rows.length) return;
+  const lo = list.firstElementChild ? seqOf(list.firstElementChild) : Infinity;
+  const hi = list.lastElementChild ? seqOf(list.lastElementChild) : -Infinity;
+  // rows[0..older) go before the rows still there, rows[newer..] after them
+  // (all of them, when none is left).
+  let older = 0, newer = 0;
+  if (list.firstElementChild) {
+    newer = rows.length;
+    while (older < rows.length && rows[older].seq < lo) older++;
+    while (newer > 0 && rows[newer - 1].seq > hi) newer--;
+  }
+  const build = (from, to) => { const f = document.createDocumentFragment(); for (let k = from; k < to; k++) f.appendChild(make(k)); return f; };
+  if (older) list.prepend(build(0, older));
+  if (newer < rows.length) list.append(build(newer, rows.length));
 }
 
 export function mount(w, panel, env) {
@@ -73,23 +139,33 @@ export function mount(w, panel, env) {
     return h("label", { class: "sw-side sw-side-" + side }, cb, " " + side);
   });
   const list = h("ol", { class: "sw-trace", "aria-label": "Events up to the position" });
+  // The list scrolls in a box that starts, and stays, at its bottom (a
+  // column-reverse flex box): the newest event shows without the view
+  // measuring the list on every frame to scroll it.
+  const scroller = h("div", { class: "sw-trace-scroll" }, list);
   const noteEl = h("p", { class: "sw-muted sw-trace-note" });
   list.addEventListener("click", (e) => {
     const li = e.target.closest("li[data-seq]");
     if (li) { w.pause(); w.setPos(Number(li.dataset.seq)); }
   });
   panel.append(h("div", { class: "sw-trace-bar" }, h("fieldset", { class: "sw-sides" },
-    h("legend", null, "Sides"), boxes), filterInput), noteEl, list);
+    h("legend", null, "Sides"), boxes), filterInput), noteEl, scroller);
 
-  let log = null, filterKey = null, current = null;
+  let log = null, filterKey = null, current = null, index = null;
   return {
     update({ pos, tl }) {
-      const filter = { q: filterInput.value.trim().toLowerCase(), sides: shown, all: sides.length };
-      const key = filter.q + "|" + [...shown].join(",");
+      const q = filterInput.value.trim().toLowerCase();
+      const key = q + "|" + [...shown].join(",");
       // A new run or a new filter changes rows in the middle: start the list again.
-      if (tl.log !== log || key !== filterKey) { list.replaceChildren(); log = tl.log; filterKey = key; }
-      const at = traceAt(tl.log, pos, filter);
-      follow(list, at.rows);
+      if (tl.log !== log || key !== filterKey) {
+        list.replaceChildren();
+        log = tl.log;
+        filterKey = key;
+        index = new FilterIndex({ q, sides: new Set(shown), all: sides.length });
+      }
+      // While playing, a short list: every frame may move all of it on.
+      const at = index.at(tl.log, pos, w.playing ? PLAYING_ROWS : MAX_ROWS);
+      follow(list, at.rows, at.matched - at.rows.length);
       if (current) { current.classList.remove("is-current"); current.removeAttribute("aria-current"); current = null; }
       const last = list.lastElementChild;
       if (last && Number(last.dataset.seq) === pos) {
@@ -97,8 +173,7 @@ export function mount(w, panel, env) {
         last.classList.add("is-current");
         last.setAttribute("aria-current", "true");
       }
-      noteEl.textContent = at.note;
-      list.scrollTop = list.scrollHeight;
+      if (noteEl.textContent !== at.note) noteEl.textContent = at.note;
     },
   };
 }

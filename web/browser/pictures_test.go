@@ -38,8 +38,8 @@ func events(t *testing.T, name string, options map[string]string) []trace.Event 
 	return buf.Events
 }
 
-// nth is the seq of the n-th (from 1) event of a kind; 0 if there is none.
-func nth(evs []trace.Event, k trace.Kind, n int) int {
+// nthSeq is the seq of the n-th (from 1) event of a kind; 0 if there is none.
+func nthSeq(evs []trace.Event, k trace.Kind, n int) int {
 	for _, ev := range evs {
 		if ev.Kind == k {
 			if n--; n == 0 {
@@ -189,13 +189,13 @@ func TestRingAgreesWithTheMonitor(t *testing.T) {
 		at       func(evs []trace.Event) []int
 	}{
 		{"barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "scenario=barriers options=cpu=arm64,wmb=off", func(evs []trace.Event) []int {
-			bell := nth(evs, trace.Doorbell, 1)
-			return []int{bell - 1, bell, nth(evs, trace.Fetch, 1), nth(evs, trace.Descriptor, 1), nth(evs, trace.CQPost, 1),
-				nth(evs, trace.DriverCQ, 2), nth(evs, trace.Doorbell, 2)}
+			bell := nthSeq(evs, trace.Doorbell, 1)
+			return []int{bell - 1, bell, nthSeq(evs, trace.Fetch, 1), nthSeq(evs, trace.Descriptor, 1), nthSeq(evs, trace.CQPost, 1),
+				nthSeq(evs, trace.DriverCQ, 2), nthSeq(evs, trace.Doorbell, 2)}
 		}},
 		{"phases", nil, "scenario=phases", func(evs []trace.Event) []int {
-			return []int{nth(evs, trace.CQPost, 4), nth(evs, trace.PhaseFlip, 1), nth(evs, trace.DriverCQ, 5),
-				nth(evs, trace.CQPost, 6), nth(evs, trace.CQHeadWrite, 6), nth(evs, trace.PhaseFlip, 2)}
+			return []int{nthSeq(evs, trace.CQPost, 4), nthSeq(evs, trace.PhaseFlip, 1), nthSeq(evs, trace.DriverCQ, 5),
+				nthSeq(evs, trace.CQPost, 6), nthSeq(evs, trace.CQHeadWrite, 6), nthSeq(evs, trace.PhaseFlip, 2)}
 		}},
 	}
 	for _, c := range cases {
@@ -265,16 +265,16 @@ func TestNewPicturesRender(t *testing.T) {
 		check       string // a JavaScript condition on the panel
 	}{
 		{"cpu", "scenario=barriers options=cpu=arm64,wmb=off", "barriers", map[string]string{"cpu": "arm64", "wmb": "off"},
-			func(evs []trace.Event) int { return nth(evs, trace.Doorbell, 1) },
+			func(evs []trace.Event) int { return nthSeq(evs, trace.Doorbell, 1) },
 			`Number(p.querySelector("svg.sw-sb").dataset.pending) >= 6 && p.textContent.includes("Doorbell overtook the descriptor")`},
 		{"iommu", "scenario=iommu", "iommu", nil,
-			func(evs []trace.Event) int { return nth(evs, trace.IOMMUFault, 1) },
+			func(evs []trace.Event) int { return nthSeq(evs, trace.IOMMUFault, 1) },
 			`p.textContent.includes("Blocked:") && p.querySelectorAll("[data-level]").length >= 1`},
 		{"bypass", "scenario=bypass-tour", "bypass-tour", nil,
-			func(evs []trace.Event) int { return nth(evs, trace.Doorbell, 3) },
+			func(evs []trace.Event) int { return nthSeq(evs, trace.Doorbell, 3) },
 			`p.textContent.includes("doorbell page (MMIO)") && p.querySelector("[data-place=process]") !== null`},
 		{"config", "scenario=find-device", "find-device", nil,
-			func(evs []trace.Event) int { return nth(evs, trace.BARMap, 2) },
+			func(evs []trace.Event) int { return nthSeq(evs, trace.BARMap, 2) },
 			`p.textContent.includes("BAR0: 8 KiB") && p.querySelector("[data-field=vendor_id].is-read") !== null`},
 		{"results", "scenario=capstone", "capstone", nil,
 			func(evs []trace.Event) int { return len(evs) },
@@ -320,18 +320,18 @@ func TestPicturesForTheEye(t *testing.T) {
 		name     string
 	}
 	shots := []shot{
-		{"01-finding-the-device", 0, "find-device", nil, "config", func(e []trace.Event) int { return nth(e, trace.ConfigRead, 36) }, "chapter01-config"},
-		{"05-rings", 0, "rings", nil, "ring", func(e []trace.Event) int { return nth(e, trace.Doorbell, 2) + 3 }, "chapter05-ring"},
-		{"06-phase-bits", 0, "phases", nil, "ring", func(e []trace.Event) int { return nth(e, trace.DriverCQ, 6) }, "chapter06-ring"},
-		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) }, "chapter07-storebuffer"},
-		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "ring", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) }, "chapter07-ring"},
-		{"07-ordering-and-coherency", 0, "barriers", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.Doorbell, 1) - 1 }, "chapter07-wmb"},
-		{"07-ordering-and-coherency", 2, "dma-sync", nil, "cpu", func(e []trace.Event) int { return nth(e, trace.CPUStoreCached, 6) }, "chapter07-cache"},
-		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nth(e, trace.IOMMUFault, 1) }, "chapter09-fault"},
-		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nth(e, trace.IOMMUInvalidate, 3) - 1 }, "chapter09-stale"},
-		{"10-kernel-bypass", 0, "bypass-tour", nil, "bypass", func(e []trace.Event) int { return nth(e, trace.Doorbell, 3) }, "chapter10-bypass"},
+		{"01-finding-the-device", 0, "find-device", nil, "config", func(e []trace.Event) int { return nthSeq(e, trace.ConfigRead, 36) }, "chapter01-config"},
+		{"05-rings", 0, "rings", nil, "ring", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 2) + 3 }, "chapter05-ring"},
+		{"06-phase-bits", 0, "phases", nil, "ring", func(e []trace.Event) int { return nthSeq(e, trace.DriverCQ, 6) }, "chapter06-ring"},
+		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "cpu", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 1) }, "chapter07-storebuffer"},
+		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "ring", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 1) }, "chapter07-ring"},
+		{"07-ordering-and-coherency", 0, "barriers", nil, "cpu", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 1) - 1 }, "chapter07-wmb"},
+		{"07-ordering-and-coherency", 2, "dma-sync", nil, "cpu", func(e []trace.Event) int { return nthSeq(e, trace.CPUStoreCached, 6) }, "chapter07-cache"},
+		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nthSeq(e, trace.IOMMUFault, 1) }, "chapter09-fault"},
+		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nthSeq(e, trace.IOMMUInvalidate, 3) - 1 }, "chapter09-stale"},
+		{"10-kernel-bypass", 0, "bypass-tour", nil, "bypass", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 3) }, "chapter10-bypass"},
 		{"13-capstone", 0, "capstone", nil, "results", func(e []trace.Event) int { return len(e) }, "chapter13-results"},
-		{"13-capstone", 0, "capstone", nil, "ring", func(e []trace.Event) int { return nth(e, trace.CQPost, 40) }, "chapter13-ring"},
+		{"13-capstone", 0, "capstone", nil, "ring", func(e []trace.Event) int { return nthSeq(e, trace.CQPost, 40) }, "chapter13-ring"},
 	}
 	base := server(t)
 	for _, width := range []int{1280, 390} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/runner"
 	"github.com/saccbook/saccbook/sacc/scenario"
 )
@@ -21,12 +22,16 @@ type runConfig struct {
 	sc      scenario.Scenario
 	seed    uint64
 	options map[string]string // checked; never nil
+	quirks  quirk.Set         // checked: each one the scenario accepts
+	// baseline is the same run without the quirks, which a run with quirks is
+	// compared with; nil for a run without any.
+	baseline *runConfig
 }
 
 const maxOptions = 32
 
-// newRunConfig checks a scenario name and its options.
-func newRunConfig(name string, seed uint64, opts map[string]string) (*runConfig, error) {
+// newRunConfig checks a scenario name, its options and the quirks to switch on.
+func newRunConfig(name string, seed uint64, opts map[string]string, quirks []string) (*runConfig, error) {
 	if name == "" {
 		return nil, fmt.Errorf("hello: scenario is required")
 	}
@@ -37,11 +42,60 @@ func newRunConfig(name string, seed uint64, opts map[string]string) (*runConfig,
 	if err := checkOptions(sc, opts); err != nil {
 		return nil, err
 	}
+	qs, err := checkQuirks(sc, quirks)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts)}
 	if cfg.options == nil {
 		cfg.options = map[string]string{}
 	}
+	if qs != 0 {
+		base := *cfg
+		cfg.quirks, cfg.baseline = qs, &base
+	}
 	return cfg, nil
+}
+
+// checkQuirks checks quirk names against the registry and against the quirks
+// the scenario is meant to be broken with (its chapter's Break-it box): a quirk
+// the scenario does not declare may change nothing in it, or break it in a way
+// no page explains.
+func checkQuirks(sc scenario.Scenario, names []string) (quirk.Set, error) {
+	var qs quirk.Set
+	for _, name := range names {
+		q, ok := quirk.Lookup(name)
+		if !ok {
+			return 0, fmt.Errorf("quirks: unknown quirk %q (saccbook quirks lists them)", name)
+		}
+		if !slices.Contains(sc.Quirks, q) {
+			if len(sc.Quirks) == 0 {
+				return 0, fmt.Errorf("quirks: %s: scenario %s takes no quirks", name, sc.Name)
+			}
+			return 0, fmt.Errorf("quirks: %s: scenario %s takes %s", name, sc.Name, strings.Join(quirkNames(sc.Quirks), ", "))
+		}
+		if qs.Has(q) {
+			return 0, fmt.Errorf("quirks: %s given twice", name)
+		}
+		qs = qs.With(q)
+	}
+	return qs, nil
+}
+
+func quirkNames(qs []quirk.Quirk) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.String()
+	}
+	return out
+}
+
+// quirkList is the quirks switched on, as the welcome names them: never nil.
+func (c *runConfig) quirkList() []string {
+	if n := c.quirks.Names(); n != nil {
+		return n
+	}
+	return []string{}
 }
 
 // checkOptions checks options against the ones the scenario declares: their names,
@@ -75,7 +129,7 @@ func (c *runConfig) env(log io.Writer) *scenario.Env {
 }
 
 func (c *runConfig) newMachine() (*machine.Machine, error) {
-	return machine.New(machine.Config{Seed: c.seed})
+	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks})
 }
 
 // runner builds a held runner for the configuration, with the monitor's event

@@ -32,6 +32,7 @@ type inspectReq struct {
 	cfg   *runConfig
 	reset bool // a new hello: drop the runner
 	id    json.RawMessage
+	run   string // echoed: "baseline" when cfg is the run without the quirks
 	seq   uint64
 	line  string
 }
@@ -135,5 +136,5 @@ func (in *inspector) answer(req inspectReq) {
 	if err := in.r.Do(func(m *machine.Machine) { now = m.Tracer().Seq() }); err != nil || now != st.Seq {
 		in.dirty = true
 	}
-	in.c.send(encode(inspectMsg{Type: "inspect", V: protoVersion, ID: req.id, Seq: st.Seq, Output: in.out.String()}))
+	in.c.send(encode(inspectMsg{Type: "inspect", V: protoVersion, ID: req.id, Run: req.run, Seq: st.Seq, Output: in.out.String()}))
 }

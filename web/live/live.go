@@ -119,7 +119,7 @@ func newHub(opts Options, hk hooks) *Hub {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	for name, spec := range opts.Shared {
-		cfg, err := newRunConfig(spec.Scenario, spec.Seed, spec.Options)
+		cfg, err := newRunConfig(spec.Scenario, spec.Seed, spec.Options, nil)
 		if err != nil {
 			h.log.Error("live: shared stream left out", "stream", name, "err", err)
 			continue

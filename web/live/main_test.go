@@ -198,6 +198,11 @@ type msg struct {
 	Seed     uint64            `json:"seed"`
 	Options  map[string]string `json:"options"`
 	Shared   bool              `json:"shared"`
+	Quirks   []string          `json:"quirks"`
+	Compare  bool              `json:"compare"`
+	Run      string            `json:"run"`
+	Event    json.RawMessage   `json:"event"`
+	Baseline json.RawMessage   `json:"baseline"`
 	Kinds    map[string]struct {
 		Side string   `json:"side"`
 		Args []string `json:"args"`

@@ -24,6 +24,10 @@ const (
 	codeUnsupported = "unsupported-version"
 	codeFailed      = "session-failed"
 	codeTooSlow     = "too-slow"
+
+	// runBaseline marks what belongs to the run without the quirks, when a hello
+	// asked for some: its events, its end, and inspection of it.
+	runBaseline = "baseline"
 )
 
 // ---------------------------------------------------------------------------
@@ -39,10 +43,12 @@ type clientMsg struct {
 	Seed     uint64
 	HasSeed  bool
 	Options  map[string]string
+	Quirks   []string        // hello: the bugs to switch on
 	ID       json.RawMessage // echoed in replies: a number or a string
 	Seq      uint64
 	HasSeq   bool
 	Line     string
+	Run      string // inspect: "" (the run) or "baseline" (the run without the quirks)
 }
 
 // parseClient decodes one client message. On error, the message's id is still
@@ -95,6 +101,9 @@ func parseClient(data []byte) (clientMsg, error) {
 		if _, err = field("options", &m.Options, "an object of strings"); err != nil {
 			return m, err
 		}
+		if _, err = field("quirks", &m.Quirks, "an array of quirk names"); err != nil {
+			return m, err
+		}
 	case "inspect":
 		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
 			return m, err
@@ -104,6 +113,12 @@ func parseClient(data []byte) (clientMsg, error) {
 		}
 		if _, err = field("line", &m.Line, "a string"); err != nil {
 			return m, err
+		}
+		if _, err = field("run", &m.Run, "a string"); err != nil {
+			return m, err
+		}
+		if m.Run != "" && m.Run != runBaseline {
+			return m, fmt.Errorf("inspect: run %q: want %q or none", m.Run, runBaseline)
 		}
 	case "ping":
 	default:
@@ -131,6 +146,8 @@ type welcomeMsg struct {
 	Scenario string            `json:"scenario"`
 	Seed     uint64            `json:"seed"`
 	Options  map[string]string `json:"options"`
+	Quirks   []string          `json:"quirks"`  // the bugs switched on, in the registry's spelling; never nil
+	Compare  bool              `json:"compare"` // the run without them follows, then a diverge
 	Shared   bool              `json:"shared"`
 	Kinds    json.RawMessage   `json:"kinds"`
 }
@@ -138,6 +155,7 @@ type welcomeMsg struct {
 type endMsg struct {
 	Type  string   `json:"type"`
 	V     int      `json:"v"`
+	Run   string   `json:"run,omitempty"` // "baseline" for the run without the quirks
 	Seq   uint64   `json:"seq"`
 	T     uint64   `json:"t"`
 	Error string   `json:"error"`
@@ -148,6 +166,7 @@ type inspectMsg struct {
 	Type   string          `json:"type"`
 	V      int             `json:"v"`
 	ID     json.RawMessage `json:"id,omitempty"`
+	Run    string          `json:"run,omitempty"`
 	Seq    uint64          `json:"seq"`
 	Output string          `json:"output"`
 }
@@ -164,6 +183,19 @@ type errorMsg struct {
 	Code    string          `json:"code"`
 	Message string          `json:"message"`
 	ID      json.RawMessage `json:"id,omitempty"`
+	Run     string          `json:"run,omitempty"` // "baseline": the run without the quirks failed
+}
+
+// divergeMsg says where the run with the quirks parts from the run without them
+// (trace.FirstDifference): seq is the first event that differs, 0 when none does;
+// event and baseline are that event of each run, null where that run had
+// already ended.
+type divergeMsg struct {
+	Type     string          `json:"type"`
+	V        int             `json:"v"`
+	Seq      uint64          `json:"seq"`
+	Event    json.RawMessage `json:"event"`
+	Baseline json.RawMessage `json:"baseline"`
 }
 
 // encode marshals a server message (without HTML escaping: the client is a
@@ -182,8 +214,8 @@ func errorMessage(code, message string, id json.RawMessage) []byte {
 	return encode(errorMsg{Type: "error", V: protoVersion, Code: code, Message: message, ID: id})
 }
 
-func endMessage(seq, t uint64, err error, log []string) []byte {
-	m := endMsg{Type: "end", V: protoVersion, Seq: seq, T: t, Log: log}
+func endMessage(run string, seq, t uint64, err error, log []string) []byte {
+	m := endMsg{Type: "end", V: protoVersion, Run: run, Seq: seq, T: t, Log: log}
 	if err != nil {
 		m.Error = err.Error()
 	}
@@ -209,10 +241,16 @@ var kindsJSON = sync.OnceValue(func() json.RawMessage { return encode(manifest.K
 // ---------------------------------------------------------------------------
 // Events
 
-// appendEventsHeader starts an events message; the batch's events follow,
-// separated by commas, and closeEvents ends it.
-func appendEventsHeader(b []byte, from uint64) []byte {
-	b = append(b, `{"type":"events","v":1,"from":`...)
+// appendEventsHeader starts an events message of run ("" or "baseline"); the
+// batch's events follow, separated by commas, and closeEvents ends it.
+func appendEventsHeader(b []byte, run string, from uint64) []byte {
+	b = append(b, `{"type":"events","v":1,`...)
+	if run != "" {
+		b = append(b, `"run":`...)
+		b = append(b, encode(run)...)
+		b = append(b, ',')
+	}
+	b = append(b, `"from":`...)
 	b = strconv.AppendUint(b, from, 10)
 	return append(b, `,"events":[`...)
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,7 +106,7 @@ func (s *socket) hello(m clientMsg) {
 	if m.HasSeed {
 		seed = m.Seed
 	}
-	cfg, err := newRunConfig(m.Scenario, seed, m.Options)
+	cfg, err := newRunConfig(m.Scenario, seed, m.Options, m.Quirks)
 	if err != nil {
 		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
 		return
@@ -120,6 +121,7 @@ func (s *socket) hello(m clientMsg) {
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: newID(),
 		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options,
+		Quirks: cfg.quirkList(), Compare: cfg.baseline != nil,
 		Shared: false, Kinds: kindsJSON(),
 	}))
 	s.startRun(cfg)
@@ -134,7 +136,7 @@ func (s *socket) joinShared() {
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: st.id,
 		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options,
-		Shared: true, Kinds: kindsJSON(),
+		Quirks: st.cfg.quirkList(), Shared: true, Kinds: kindsJSON(),
 	}))
 	st.join(s.c)
 	s.joined = true
@@ -153,10 +155,18 @@ func (s *socket) inspect(m clientMsg) {
 			fmt.Sprintf("inspect: %q is not available here: the page steps, goes back and plays by itself", c.Name), m.ID))
 		return
 	}
+	cfg := s.cfg
+	if m.Run == runBaseline {
+		if cfg.baseline == nil {
+			s.c.send(errorMessage(codeBadRequest, "inspect: run baseline: the hello asked for no quirks, so there is no run without them", m.ID))
+			return
+		}
+		cfg = cfg.baseline
+	}
 	if s.insp == nil {
 		s.insp = newInspector(s.h, s.c)
 	}
-	s.insp.submit(inspectReq{cfg: s.cfg, id: m.ID, seq: m.Seq, line: m.Line})
+	s.insp.submit(inspectReq{cfg: cfg, id: m.ID, seq: m.Seq, line: m.Line, run: m.Run})
 }
 
 // finish releases everything the socket started and waits for it.
@@ -205,20 +215,58 @@ func (s *socket) stopRun() {
 }
 
 // runPrivate runs a scenario to its end on a fresh machine, streaming its events
-// to c in batches, then sends end (or session-failed).
+// to c in batches, then sends end (or session-failed). A run with quirks is
+// followed by the same run without them (its events and end marked "baseline")
+// and by a diverge message saying where the two part.
 func runPrivate(ctx context.Context, h *Hub, c *conn, cfg *runConfig) {
-	b := &batcher{ctx: ctx, c: c}
+	base := cfg.baseline
+	with, ok := runStreamed(ctx, h, c, cfg, "", base != nil)
+	if !ok || base == nil {
+		return
+	}
+	without, ok := runStreamed(ctx, h, c, base, runBaseline, true)
+	if !ok {
+		return
+	}
+	c.send(divergeMessage(with, without))
+}
+
+// runStreamed runs cfg and streams it as run ("" or "baseline"), keeping its
+// events when keep is set. ok is false when the run did not reach its end: its
+// viewer went, a new hello stopped it, or it failed (then session-failed has been
+// sent).
+func runStreamed(ctx context.Context, h *Hub, c *conn, cfg *runConfig, run string, keep bool) (events []trace.Event, ok bool) {
+	b := &batcher{ctx: ctx, c: c, run: run, keep: keep}
 	var narrative bytes.Buffer
 	res := runScenario(cfg, b, &narrative)
 	if res.stopped || b.stopped || !b.flush() {
-		return
+		return nil, false
 	}
 	if res.failure != "" {
-		h.log.Error("live: scenario failed", "scenario", cfg.sc.Name, "seed", cfg.seed, "failure", res.failure, "stack", res.stack)
-		c.send(errorMessage(codeFailed, res.failure, nil))
-		return
+		h.log.Error("live: scenario failed", "scenario", cfg.sc.Name, "seed", cfg.seed, "quirks", cfg.quirks.String(),
+			"failure", res.failure, "stack", res.stack)
+		msg := errorMsg{Type: "error", V: protoVersion, Code: codeFailed, Message: res.failure, Run: run}
+		c.send(encode(msg))
+		return nil, false
 	}
-	c.send(endMessage(res.seq, res.t, res.err, logLines(narrative.Bytes())))
+	c.send(endMessage(run, res.seq, res.t, res.err, logLines(narrative.Bytes())))
+	return b.events, true
+}
+
+// divergeMessage says where the run with quirks (with) parts from the run
+// without them (without): trace.FirstDifference, the definition bug hunts share.
+func divergeMessage(with, without []trace.Event) []byte {
+	m := divergeMsg{Type: "diverge", V: protoVersion, Event: json.RawMessage("null"), Baseline: json.RawMessage("null")}
+	if i, ok := trace.FirstDifference(with, without); ok {
+		m.Seq = uint64(i) + 1
+		if i < len(with) {
+			m.Event = appendEvent(nil, &with[i])
+		}
+		if i < len(without) {
+			m.Baseline = appendEvent(nil, &without[i])
+		}
+	}
+	return encode(m)
 }
 
 // errStopped is the reason a run's trace sink stops it with (sim.Stop): its
@@ -274,6 +322,9 @@ func runScenario(cfg *runConfig, sink trace.Sink, narrative io.Writer) (res runR
 type batcher struct {
 	ctx     context.Context
 	c       *conn
+	run     string // "" or "baseline", in every events message
+	keep    bool   // keep every event in events, for the comparison of runs
+	events  []trace.Event
 	buf     []byte
 	n       int
 	stopped bool
@@ -285,12 +336,15 @@ func (b *batcher) Record(ev *trace.Event) {
 		sim.Stop(errStopped)
 	}
 	if b.n == 0 {
-		b.buf = appendEventsHeader(make([]byte, 0, 16<<10), ev.Seq)
+		b.buf = appendEventsHeader(make([]byte, 0, 16<<10), b.run, ev.Seq)
 	} else {
 		b.buf = append(b.buf, ',')
 	}
 	b.buf = appendEvent(b.buf, ev)
 	b.n++
+	if b.keep {
+		b.events = append(b.events, *ev)
+	}
 	if b.n == maxBatch && !b.flush() {
 		b.stopped = true
 		sim.Stop(errStopped)

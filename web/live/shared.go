@@ -75,7 +75,7 @@ func (st *stream) leave(c *conn) {
 func (st *stream) publish(from, to uint64, events []byte) {
 	at := time.Now()
 	msg := make([]byte, 0, len(events)+64)
-	msg = closeEvents(append(appendEventsHeader(msg, from), events...))
+	msg = closeEvents(append(appendEventsHeader(msg, "", from), events...))
 	st.mu.Lock()
 	if len(st.log) > 0 {
 		st.log = append(st.log, ',')
@@ -120,7 +120,7 @@ func (st *stream) produce() {
 		st.finish(errorMessage(codeFailed, res.failure, nil))
 		return
 	}
-	st.finish(endMessage(res.seq, res.t, res.err, logLines(narrative.Bytes())))
+	st.finish(endMessage("", res.seq, res.t, res.err, logLines(narrative.Bytes())))
 }
 
 // streamSink is a shared stream's trace sink: it packs events into batches of

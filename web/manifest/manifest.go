@@ -36,6 +36,7 @@ type Manifest struct {
 	Views     []View          `json:"views"`
 	Scenarios []Scenario      `json:"scenarios"`
 	Quirks    []Quirk         `json:"quirks"`
+	Timeline  Timeline        `json:"timeline"` // the scrubber's jumps and folds (timeline.go)
 }
 
 // Datasheet is package sacc's tables.
@@ -159,7 +160,7 @@ type Quirk struct {
 
 // Build assembles the manifest from the registries.
 func Build() Manifest {
-	m := Manifest{V: Version, Datasheet: datasheet(), Kinds: Kinds(), Views: Views()}
+	m := Manifest{V: Version, Datasheet: datasheet(), Kinds: Kinds(), Views: Views(), Timeline: TimelineRules()}
 	for s := trace.Side(0); s.String() != "unknown"; s++ {
 		m.Sides = append(m.Sides, s.String())
 	}

@@ -284,3 +284,51 @@ func TestEveryViewHasItsModule(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineRules: the "next …" controls are the four the DOM contract names,
+// and every jump and fold names trace kinds that exist; a fold that asks for
+// addresses or values names kinds that have them.
+func TestTimelineRules(t *testing.T) {
+	m := doc(t)
+	kinds := manifest.Kinds()
+	tl := manifest.TimelineRules()
+	var jumps []string
+	for i, j := range tl.Jumps {
+		jumps = append(jumps, j.Kind)
+		if len(j.Events) == 0 || j.Label == "" || j.Doc == "" {
+			t.Errorf("jump %s: %+v", j.Kind, j)
+		}
+		for _, e := range j.Events {
+			if _, ok := kinds[e]; !ok {
+				t.Errorf("jump %s: no trace kind %q", j.Kind, e)
+			}
+		}
+		if str(at(t, m, "timeline", "jumps", i, "kind")) != j.Kind {
+			t.Errorf("the manifest's jump %d is not %s", i, j.Kind)
+		}
+	}
+	if want := []string{"doorbell", "completion", "interrupt", "fault"}; !slices.Equal(jumps, want) {
+		t.Errorf("jumps %v, want %v", jumps, want)
+	}
+	for i, f := range tl.Folds {
+		if f.Min < 2 || len(f.Events) == 0 || f.Label == "" || f.Doc == "" {
+			t.Errorf("fold %s: %+v", f.Name, f)
+		}
+		for _, e := range f.Events {
+			k, ok := kinds[e]
+			if !ok {
+				t.Errorf("fold %s: no trace kind %q", f.Name, e)
+				continue
+			}
+			if f.Contiguous && !(slices.Contains(k.Args, "addr") && slices.Contains(k.Args, "size")) {
+				t.Errorf("fold %s: %s has no addr and size to be contiguous by", f.Name, e)
+			}
+			if f.SameValue && !slices.Contains(k.Args, "val") {
+				t.Errorf("fold %s: %s has no val", f.Name, e)
+			}
+		}
+		if str(at(t, m, "timeline", "folds", i, "name")) != f.Name {
+			t.Errorf("the manifest's fold %d is not %s", i, f.Name)
+		}
+	}
+}
