@@ -118,7 +118,7 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 	var buf trace.Buffer
 	switch format {
 	case "text":
-		m.Tracer().Attach(trace.NewTextWriter(bw))
+		m.Tracer().Attach(trace.NewTextWriter(bw).In(m.Tracer().Dialect()))
 	case "json":
 		m.Tracer().Attach(trace.NewJSONWriter(bw))
 		story = prefixWriter{w: e.stderr, prefix: "# "}
