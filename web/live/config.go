@@ -11,6 +11,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/runner"
 	"github.com/saccbook/saccbook/sacc/scenario"
 )
@@ -21,12 +22,14 @@ type runConfig struct {
 	sc      scenario.Scenario
 	seed    uint64
 	options map[string]string // checked; never nil
+	prof    profile.Profile   // the machine's profile; v1 unless the hello names another
 }
 
 const maxOptions = 32
 
-// newRunConfig checks a scenario name and its options.
-func newRunConfig(name string, seed uint64, opts map[string]string) (*runConfig, error) {
+// newRunConfig checks a scenario name, its options and a profile name ("" for
+// the default).
+func newRunConfig(name string, seed uint64, opts map[string]string, prof string) (*runConfig, error) {
 	if name == "" {
 		return nil, fmt.Errorf("hello: scenario is required")
 	}
@@ -37,7 +40,11 @@ func newRunConfig(name string, seed uint64, opts map[string]string) (*runConfig,
 	if err := checkOptions(sc, opts); err != nil {
 		return nil, err
 	}
-	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts)}
+	p, err := profile.Parse(prof)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts), prof: p}
 	if cfg.options == nil {
 		cfg.options = map[string]string{}
 	}
@@ -75,7 +82,7 @@ func (c *runConfig) env(log io.Writer) *scenario.Env {
 }
 
 func (c *runConfig) newMachine() (*machine.Machine, error) {
-	return machine.New(machine.Config{Seed: c.seed})
+	return machine.New(machine.Config{Seed: c.seed, Profile: c.prof})
 }
 
 // runner builds a held runner for the configuration, with the monitor's event

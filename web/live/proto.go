@@ -39,6 +39,7 @@ type clientMsg struct {
 	Seed     uint64
 	HasSeed  bool
 	Options  map[string]string
+	Profile  string          // hello: the machine's profile ("" for the default)
 	ID       json.RawMessage // echoed in replies: a number or a string
 	Seq      uint64
 	HasSeq   bool
@@ -95,6 +96,9 @@ func parseClient(data []byte) (clientMsg, error) {
 		if _, err = field("options", &m.Options, "an object of strings"); err != nil {
 			return m, err
 		}
+		if _, err = field("profile", &m.Profile, "a string"); err != nil {
+			return m, err
+		}
 	case "inspect":
 		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
 			return m, err
@@ -131,6 +135,7 @@ type welcomeMsg struct {
 	Scenario string            `json:"scenario"`
 	Seed     uint64            `json:"seed"`
 	Options  map[string]string `json:"options"`
+	Profile  string            `json:"profile"`
 	Shared   bool              `json:"shared"`
 	Kinds    json.RawMessage   `json:"kinds"`
 }

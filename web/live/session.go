@@ -105,7 +105,7 @@ func (s *socket) hello(m clientMsg) {
 	if m.HasSeed {
 		seed = m.Seed
 	}
-	cfg, err := newRunConfig(m.Scenario, seed, m.Options)
+	cfg, err := newRunConfig(m.Scenario, seed, m.Options, m.Profile)
 	if err != nil {
 		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
 		return
@@ -119,7 +119,7 @@ func (s *socket) hello(m clientMsg) {
 	}
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: newID(),
-		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options,
+		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options, Profile: cfg.prof.Name,
 		Shared: false, Kinds: kindsJSON(),
 	}))
 	s.startRun(cfg)
@@ -133,7 +133,7 @@ func (s *socket) joinShared() {
 	s.cfg = st.cfg
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: st.id,
-		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options,
+		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options, Profile: st.cfg.prof.Name,
 		Shared: true, Kinds: kindsJSON(),
 	}))
 	st.join(s.c)
