@@ -24,12 +24,17 @@ const (
 
 	// Device Capabilities: role-based error reporting (pcie_cap_v1_fill); Device
 	// Capabilities 2: extended fmt field and end-end TLP prefix (pcie_cap_init).
-	PCIeDevCapRBER            = 1 << 15
-	PCIeDevCap2EFF            = 1 << 20
-	PCIeDevCap2EETLPP         = 1 << 21
-	UpstreamDevCapabilities   = PCIeDevCapRBER
-	UpstreamDevCapabilities2  = PCIeDevCap2EFF | PCIeDevCap2EETLPP
-	UpstreamMSIXCapOffsetQEMU = 0x7C // where QEMU's pci_find_space would put an MSI-X capability after the v2 PCIe one; upstream's device has none
+	PCIeDevCapRBER           = 1 << 15
+	PCIeDevCap2EFF           = 1 << 20
+	PCIeDevCap2EETLPP        = 1 << 21
+	UpstreamDevCapabilities  = PCIeDevCapRBER
+	UpstreamDevCapabilities2 = PCIeDevCap2EFF | PCIeDevCap2EETLPP
+
+	// Upstream's specification allocates the MSI-X capability dynamically; QEMU's
+	// pci_find_space would put it in the first free bytes after the 60-byte v2
+	// PCIe capability at 0x40, at 0x7C (v1 fixes it at 0x80). Upstream's device
+	// has no MSI-X capability at all.
+	UpstreamMSIXCapOffsetQEMU = 0x7C
 
 	// Upstream's run_qemu.sh puts the device behind a pcie-root-port on a pxb-pcie
 	// host bridge whose buses start at 0x80; the guest finds it at 0000:87:00.0.

@@ -62,6 +62,9 @@ func TestUpstreamHasNoMSIXAndNoBAR1(t *testing.T) {
 	if next := c.cfgRead8(sacc.CfgPCIeCapOffset + sacc.CapNextOffset); next != 0 {
 		t.Errorf("the PCIe capability's next pointer is 0x%02x, want 0 (v1: MSI-X at 0x80)", next)
 	}
+	if got := c.cfgRead32(sacc.UpstreamMSIXCapOffsetQEMU); got != 0 {
+		t.Errorf("config 0x%02x, where QEMU would place an MSI-X capability, reads 0x%08x; want 0", sacc.UpstreamMSIXCapOffsetQEMU, got)
+	}
 	c.cfgWrite32(sacc.CfgBAR1, 0xFFFF_FFFF)
 	if got := c.cfgRead32(sacc.CfgBAR1); got != 0 {
 		t.Errorf("BAR1 sizes as 0x%08x, want 0: upstream's device has no BAR1", got)

@@ -80,7 +80,9 @@ func (u *upstreamDriver) probe(d *kernel.PCIDev) error {
 	if u.cqCPU, u.cqDMA, err = d.DMAAllocCoherent(upstreamDepth * sacc.CompletionSize); err != nil {
 		return err
 	}
-	fmt.Fprintf(u.log, "upstream's driver, as driver/sacc.c writes it: %d-entry rings from dma_alloc_coherent (SQ at dma %#x, CQ at dma %#x), DMA mask 64 bits, bus mastering on\n",
+	fmt.Fprintf(u.log, "upstream's driver, as driver/sacc.c writes it, probes %s (upstream's run_qemu.sh puts the device behind a root port, at 0000:%02x:%02x.%d)\n",
+		d.Name(), sacc.UpstreamBus, sacc.UpstreamDevice, sacc.UpstreamFunction)
+	fmt.Fprintf(u.log, "%d-entry rings from dma_alloc_coherent (SQ at dma %#x, CQ at dma %#x), DMA mask 64 bits, bus mastering on\n",
 		upstreamDepth, u.sqDMA, u.cqDMA)
 
 	// The rings, one iowrite32 per register, then a read back so that the posted
