@@ -124,7 +124,7 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 	var buf trace.Buffer
 	switch format {
 	case "text":
-		tw := trace.NewTextWriter(bw)
+		tw := trace.NewTextWriter(bw).In(m.Tracer().Dialect())
 		tw.Details = details
 		m.Tracer().Attach(tw)
 	case "json":

@@ -75,6 +75,12 @@ func Enumerate(m *machine.Machine) (*Host, error) {
 		reg := uint32(sacc.CfgBAR0 + 4*i)
 		cfgWrite(m, reg, 4, 0xFFFF_FFFF)
 		size := sacc.BARSizeFromMask(cfgRead(m, reg, 4))
+		if size == 0 && i == 1 {
+			// No BAR1: a device without MSI-X (the upstream-v0.1 profile). Firmware
+			// leaves an unimplemented BAR unassigned.
+			h.BAR1 = 0
+			continue
+		}
 		if size == 0 || addr%size != 0 {
 			return nil, fmt.Errorf("BAR%d: size %#x does not fit at %#x", i, size, addr)
 		}

@@ -159,7 +159,7 @@ func (f *fixture) walkEvents(iova uint64) {
 		f.t.Fatalf("%d iommu_walk events, Walk has %d steps", len(evs), len(steps))
 	}
 	for i, s := range steps {
-		want := [4]uint64{uint64(s.Level), s.Table, s.Index, uint64(s.Entry)}
+		want := [trace.MaxArgs]uint64{uint64(s.Level), s.Table, s.Index, uint64(s.Entry)}
 		if evs[i].Args != want {
 			f.t.Errorf("iommu_walk %d = %#x, want %#x (Walk: %+v)", i, evs[i].Args, want, s)
 		}

@@ -28,7 +28,7 @@ func TestWalkFourLevels(t *testing.T) {
 				t.Errorf("events %v, want %v", got, want)
 			}
 			f.walkEvents(c.iova + 0x345)
-			if ev := f.events(trace.IOMMUTranslate); ev[0].Args != [4]uint64{c.iova, c.phys, rw} {
+			if ev := f.events(trace.IOMMUTranslate); ev[0].Args != [trace.MaxArgs]uint64{c.iova, c.phys, rw} {
 				t.Errorf("iommu_translate args %#x", ev[0].Args)
 			}
 			// The second access to the page hits.
@@ -110,7 +110,7 @@ func TestFaultReasons(t *testing.T) {
 				t.Errorf("%d iommu_walk events beyond 48 bits: there is no walk", n)
 			}
 			if ev := f.events(trace.IOMMUFault); len(ev) == 1 &&
-				ev[0].Args != [4]uint64{c.iova + 0x10, uint64(c.reason), uint64(c.access), srcID} {
+				ev[0].Args != [trace.MaxArgs]uint64{c.iova + 0x10, uint64(c.reason), uint64(c.access), srcID} {
 				t.Errorf("iommu_fault args %#x", ev[0].Args)
 			}
 			rec := sacc.DecodeFaultRecord(f.mem.b[faultLog:])

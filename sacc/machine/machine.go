@@ -20,6 +20,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/iommu"
 	"github.com/saccbook/saccbook/sacc/mem"
 	"github.com/saccbook/saccbook/sacc/pci"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -31,6 +32,9 @@ type Config struct {
 	Seed    uint64    // seeds every random choice of the run
 	Cost    *sim.Cost // nil means sim.DefaultCost()
 	Quirks  quirk.Set // injection points; empty means the machine as specified
+	// Profile is the version of the contract the device is built to; the zero
+	// value means the default, v1 (profile.V1).
+	Profile profile.Profile
 }
 
 // Machine is one emulated host with its SACC endpoint.
@@ -53,6 +57,9 @@ func New(cfg Config) (*Machine, error) {
 	if cfg.RAMSize == 0 {
 		cfg.RAMSize = sacc.DefaultRAMSize
 	}
+	if cfg.Profile.Name == "" {
+		cfg.Profile = profile.V1()
+	}
 	ram, err := mem.NewRAM(cfg.RAMSize)
 	if err != nil {
 		return nil, err
@@ -67,13 +74,15 @@ func New(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("cost model: link_bytes_per_us must be positive")
 	}
 	m.trace = trace.NewTracer(m.sim)
+	m.trace.SetDialect(cfg.Profile.Trace)
 	m.source = sacc.SourceID(sacc.SACCBus, sacc.SACCDevice, sacc.SACCFunction)
 	m.iommu = iommu.New(physMem{m}, poster{m}, m.trace, cfg.Quirks)
-	m.dev = device.New(dmaPort{m}, m.sim, m.trace, &m.cost, cfg.Quirks)
+	m.dev = device.New(dmaPort{m}, m.sim, m.trace, &m.cost, cfg.Quirks, cfg.Profile)
 	return m, nil
 }
 
-// Config returns the configuration the machine was built with (RAM size filled in).
+// Config returns the configuration the machine was built with (RAM size and
+// profile filled in).
 func (m *Machine) Config() Config { return m.cfg }
 
 // Tracer is the machine's event stream; attach sinks to it.

@@ -266,3 +266,23 @@ func (t *Tracer) EmitDriverCQ(head, phase uint64) {
 func (t *Tracer) EmitProcMap(pid, va, phys, mmio uint64) {
 	t.emit(ProcMap, pid, va, phys, mmio)
 }
+
+// EmitSQFetch records sacc_sq_fetch: upstream v0.1: a descriptor read by the doorbell loop, with its slot.
+func (t *Tracer) EmitSQFetch(idx, src, dst, length, op, flags, reqID uint64) {
+	t.emitWide(SQFetch, [MaxArgs]uint64{idx, src, dst, length, op, flags, reqID})
+}
+
+// EmitSQFetchError records sacc_sq_fetch_err: upstream v0.1: the descriptor's DMA read failed; the loop goes on with zeros.
+func (t *Tracer) EmitSQFetchError(idx, addr uint64) {
+	t.emit(SQFetchError, idx, addr, 0, 0)
+}
+
+// EmitCQPostUpstream records sacc_cq_post_upstream: upstream v0.1: completion written, bytes 0-13 then the phase (its trace calls it sacc_cq_post).
+func (t *Tracer) EmitCQPostUpstream(cqTail, reqID, status, resultLen, phase uint64) {
+	t.emitWide(CQPostUpstream, [MaxArgs]uint64{cqTail, reqID, status, resultLen, phase})
+}
+
+// EmitCQPostError records sacc_cq_post_err: upstream v0.1: the completion's DMA write failed; the loop stops.
+func (t *Tracer) EmitCQPostError(cqTail, addr uint64) {
+	t.emit(CQPostError, cqTail, addr, 0, 0)
+}

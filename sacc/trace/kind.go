@@ -132,6 +132,13 @@ const (
 	DriverCQ
 	ProcMap
 
+	// The SACC device as upstream v0.1's QEMU model traces it, where its trace
+	// points carry what the kinds above do not (profile upstream-v0.1).
+	SQFetch
+	SQFetchError
+	CQPostUpstream
+	CQPostError
+
 	numKinds
 )
 
@@ -210,6 +217,11 @@ var kinds = [numKinds]KindInfo{
 	// One page of a process's address space, as mmap(2) or anonymous memory put it
 	// there; mmio is 1 for device registers (the doorbell page).
 	ProcMap: {"proc_map", SideKernel, "a page mapped into a process: user address to physical page", []Arg{{"pid", Dec}, {"va", Hex}, {"phys", Hex}, {"mmio", Dec}}},
+
+	SQFetch:        {"sacc_sq_fetch", SideDevice, "upstream v0.1: a descriptor read by the doorbell loop, with its slot", []Arg{{"idx", Dec}, {"src", Hex}, {"dst", Hex}, {"len", Dec}, {"op", Hex}, {"flags", Hex}, {"req_id", Hex}}},
+	SQFetchError:   {"sacc_sq_fetch_err", SideDevice, "upstream v0.1: the descriptor's DMA read failed; the loop goes on with zeros", []Arg{{"idx", Dec}, {"addr", Hex}}},
+	CQPostUpstream: {"sacc_cq_post_upstream", SideDevice, "upstream v0.1: completion written, bytes 0-13 then the phase (its trace calls it sacc_cq_post)", []Arg{{"cq_tail", Dec}, {"req_id", Hex}, {"status", Hex}, {"result_len", Dec}, {"phase", Dec}}},
+	CQPostError:    {"sacc_cq_post_err", SideDevice, "upstream v0.1: the completion's DMA write failed; the loop stops", []Arg{{"cq_tail", Dec}, {"addr", Hex}}},
 }
 
 // Info describes k.
@@ -268,11 +280,13 @@ const (
 	ErrConfigAbsent              // configuration access to an absent function
 	ErrConfigDisabled            // CONFIG_DATA access with CONFIG_ADDRESS bit 31 clear
 	ErrNotImplemented            // write to an unimplemented register
+	ErrDivideByZero              // upstream v0.1 divides by CQ_SIZE = 0: QEMU itself would stop
 	numGuestErr
 )
 
 var guestErrNames = [...]string{"", "unmapped", "bad-width", "read-only", "ring-register-while-enabled",
-	"not-ready", "halted", "interrupt-window-read", "absent-function", "config-disabled", "not-implemented"}
+	"not-ready", "halted", "interrupt-window-read", "absent-function", "config-disabled", "not-implemented",
+	"divide-by-zero"}
 
 // GuestErrorName names a guest-error reason.
 func GuestErrorName(r uint64) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/runner"
 	"github.com/saccbook/saccbook/sacc/scenario"
@@ -26,12 +27,14 @@ type runConfig struct {
 	// baseline is the same run without the quirks, which a run with quirks is
 	// compared with; nil for a run without any.
 	baseline *runConfig
+	prof     profile.Profile // the machine's profile; v1 unless the hello names another
 }
 
 const maxOptions = 32
 
-// newRunConfig checks a scenario name, its options and the quirks to switch on.
-func newRunConfig(name string, seed uint64, opts map[string]string, quirks []string) (*runConfig, error) {
+// newRunConfig checks a scenario name, its options, the quirks to switch on and
+// a profile name ("" for the default).
+func newRunConfig(name string, seed uint64, opts map[string]string, quirks []string, prof string) (*runConfig, error) {
 	if name == "" {
 		return nil, fmt.Errorf("hello: scenario is required")
 	}
@@ -46,7 +49,12 @@ func newRunConfig(name string, seed uint64, opts map[string]string, quirks []str
 	if err != nil {
 		return nil, err
 	}
-	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts)}
+
+	p, err := profile.Parse(prof)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts), prof: p}
 	if cfg.options == nil {
 		cfg.options = map[string]string{}
 	}
@@ -129,7 +137,7 @@ func (c *runConfig) env(log io.Writer) *scenario.Env {
 }
 
 func (c *runConfig) newMachine() (*machine.Machine, error) {
-	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks})
+	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks, Profile: c.prof})
 }
 
 // runner builds a held runner for the configuration, with the monitor's event

@@ -50,6 +50,7 @@ type SharedSpec struct {
 	Scenario string
 	Seed     uint64
 	Options  map[string]string
+	Profile  string // "" for the default
 	// Pace is the wall time between event batches (of up to 16 events), so that
 	// many viewers watch the run unfold; 0 means as fast as possible.
 	Pace time.Duration
@@ -119,7 +120,7 @@ func newHub(opts Options, hk hooks) *Hub {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	for name, spec := range opts.Shared {
-		cfg, err := newRunConfig(spec.Scenario, spec.Seed, spec.Options, nil)
+		cfg, err := newRunConfig(spec.Scenario, spec.Seed, spec.Options, nil, spec.Profile)
 		if err != nil {
 			h.log.Error("live: shared stream left out", "stream", name, "err", err)
 			continue

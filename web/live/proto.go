@@ -44,6 +44,7 @@ type clientMsg struct {
 	HasSeed  bool
 	Options  map[string]string
 	Quirks   []string        // hello: the bugs to switch on
+	Profile  string          // hello: the machine's profile ("" for the default)
 	ID       json.RawMessage // echoed in replies: a number or a string
 	Seq      uint64
 	HasSeq   bool
@@ -104,6 +105,9 @@ func parseClient(data []byte) (clientMsg, error) {
 		if _, err = field("quirks", &m.Quirks, "an array of quirk names"); err != nil {
 			return m, err
 		}
+		if _, err = field("profile", &m.Profile, "a string"); err != nil {
+			return m, err
+		}
 	case "inspect":
 		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
 			return m, err
@@ -148,6 +152,7 @@ type welcomeMsg struct {
 	Options  map[string]string `json:"options"`
 	Quirks   []string          `json:"quirks"`  // the bugs switched on, in the registry's spelling; never nil
 	Compare  bool              `json:"compare"` // the run without them follows, then a diverge
+	Profile  string            `json:"profile"`
 	Shared   bool              `json:"shared"`
 	Kinds    json.RawMessage   `json:"kinds"`
 }

@@ -106,7 +106,7 @@ func (s *socket) hello(m clientMsg) {
 	if m.HasSeed {
 		seed = m.Seed
 	}
-	cfg, err := newRunConfig(m.Scenario, seed, m.Options, m.Quirks)
+	cfg, err := newRunConfig(m.Scenario, seed, m.Options, m.Quirks, m.Profile)
 	if err != nil {
 		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
 		return
@@ -120,7 +120,7 @@ func (s *socket) hello(m clientMsg) {
 	}
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: newID(),
-		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options,
+		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options, Profile: cfg.prof.Name,
 		Quirks: cfg.quirkList(), Compare: cfg.baseline != nil,
 		Shared: false, Kinds: kindsJSON(),
 	}))
@@ -135,7 +135,7 @@ func (s *socket) joinShared() {
 	s.cfg = st.cfg
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: st.id,
-		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options,
+		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options, Profile: st.cfg.prof.Name,
 		Quirks: st.cfg.quirkList(), Shared: true, Kinds: kindsJSON(),
 	}))
 	st.join(s.c)
