@@ -263,9 +263,9 @@ func GPUFences(m *machine.Machine, env *Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "channel open: %d-entry rings in the process; the fence page at user %#x is dma %#x; "+
+	fmt.Fprintf(log, "channel open: %d-entry rings in the process; the fence page at user %#x is dma %#x (phys %#x); "+
 		"sequence numbers are copied from dma %#x; %d system calls so far\n",
-		ch14Ring, c.fence.va, c.fence.dma, c.slots.dma, p.Stats.Syscalls)
+		ch14Ring, c.fence.va, c.fence.dma, ch14Phys(p, c.fence.va), c.slots.dma, p.Stats.Syscalls)
 	calls := p.Stats.Syscalls
 
 	job := func(i int) sacc.Descriptor {
@@ -310,8 +310,11 @@ func GPUFences(m *machine.Machine, env *Env) error {
 			}
 		}
 		what := fmt.Sprintf("jobs 1 to %d are", claimed)
-		if claimed == 1 {
+		switch claimed {
+		case 1:
 			what = "job 1 is"
+		case 2:
+			what = "jobs 1 and 2 are"
 		}
 		fmt.Fprintf(log, "wait(%d): the fence page says %d, %d ns after the doorbell; %s in place\n", point, v, at, what)
 		return at, nil
