@@ -48,11 +48,6 @@ func descriptors(r *fencerig.Rig, from, n uint32) []sacc.Descriptor {
 	return out
 }
 
-// isFence reports whether d is a fence command: 8 bytes into the fence page.
-func isFence(r *fencerig.Rig, d sacc.Descriptor) bool {
-	return d.Opcode == sacc.OpMEMCPY && d.Dst == r.Fence.DMA && d.Length == 8
-}
-
 // explainSQ says what is wrong with the descriptors Submit wrote into slots
 // [from, from+n), jobs being how many jobs each call queued; "" if nothing is.
 // A descriptor of 8 bytes is the learner's fence command (the jobs copy more).

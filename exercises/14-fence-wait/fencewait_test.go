@@ -17,7 +17,7 @@ const (
 // call runs the learner's Wait under the watchdog and returns what it returned
 // and how long it took, in virtual time. after, if not nil, runs right after
 // Wait returns, with no CPU operation between.
-func call(r *fencerig.Rig, point uint64, lim sim.Time, after func()) (v uint64, err error, took sim.Time) {
+func call(r *fencerig.Rig, point uint64, lim sim.Time, after func()) (v uint64, took sim.Time, err error) {
 	start := r.M.Now()
 	r.Do(fmt.Sprintf("Wait(%d)", point), budget, func() {
 		v, err = Wait(Fence{P: r.P, VA: r.Fence.VA}, point, lim)
@@ -25,7 +25,7 @@ func call(r *fencerig.Rig, point uint64, lim sim.Time, after func()) (v uint64, 
 			after()
 		}
 	})
-	return v, err, r.M.Now() - start
+	return v, r.M.Now() - start, err
 }
 
 // TestEveryPoint: four jobs with a fence each, and a wait for each point.
@@ -36,7 +36,7 @@ func TestEveryPoint(t *testing.T) {
 	}
 	calls := r.P.Stats.Syscalls
 	for point := uint64(1); point <= 4; point++ {
-		v, err, took := call(r, point, limit, nil)
+		v, took, err := call(r, point, limit, nil)
 		if err != nil {
 			r.Fatalf("Wait(%d) returned the error %q after %d ns. The device writes each point into the fence page as its job "+
 				"finishes, a few µs apart (the page says %d now). Wait must look at the value (f.P.Load64(f.VA)) again and again, "+
@@ -61,7 +61,7 @@ func TestPointsPassed(t *testing.T) {
 	r.Submit(4, r.Job(0), r.Job(1), r.Job(2), r.Job(3))
 	r.Submit(8, r.Job(4), r.Job(5), r.Job(6), r.Job(7))
 	for _, tc := range []struct{ point, value uint64 }{{2, 4}, {6, 8}} {
-		v, err, _ := call(r, tc.point, limit, nil)
+		v, _, err := call(r, tc.point, limit, nil)
 		switch {
 		case (err != nil || v < tc.point) && r.FenceValue() >= tc.point:
 			r.Fatalf("Wait(%d) returned %d, %v, but the fence page went from %d to %d when that batch finished, and says %d now. "+
@@ -74,7 +74,7 @@ func TestPointsPassed(t *testing.T) {
 				tc.point, v, err, r.FenceValue())
 		}
 	}
-	v, err, took := call(r, 3, limit, nil)
+	v, took, err := call(r, 3, limit, nil)
 	if err != nil || v != 8 {
 		r.Fatalf("Wait(3) returned %d, %v; the fence page says 8, a point long passed.", v, err)
 	}
@@ -89,7 +89,7 @@ func TestGivesUp(t *testing.T) {
 	r := fencerig.Up(t, cpu.Config{Arch: cpu.X86}, 1)
 	r.Submit(1, r.Job(0))
 	const lim = 50_000
-	v, err, took := call(r, 100, lim, nil)
+	v, took, err := call(r, 100, lim, nil)
 	switch {
 	case err == nil:
 		r.Fatalf("Wait(100) returned %d and no error, but the fence page says %d and nothing more is coming. "+
@@ -121,7 +121,7 @@ func TestReadBarrierOnARM64(t *testing.T) {
 			}
 			for point := uint64(1); point <= 4; point++ {
 				var got uint64
-				v, err, _ := call(r, point, limit, func() { got = r.P.Load64(r.Out(int(point - 1))) })
+				v, _, err := call(r, point, limit, func() { got = r.P.Load64(r.Out(int(point - 1))) })
 				if err != nil || v < point {
 					r.Fatalf("Wait(%d) returned %d, %v; the fence page says %d.", point, v, err, r.FenceValue())
 				}
