@@ -489,7 +489,8 @@ func GPUContexts(m *machine.Machine, env *Env) error {
 	if err := b.take(); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "the queue goes from train to chat in %d ns: two system calls, a disable and an enable, and only because train's queue was idle\n",
+	fmt.Fprintf(log, "the queue goes from train to chat in %d ns: two system calls, each of which disables and enables the device, "+
+		"and only because train's queue was idle\n",
 		m.Now()-start)
 	if err := b.put(sacc.Descriptor{Opcode: sacc.OpMEMCPY, Src: input.dma, Dst: answer.dma, Length: 64, ReqID: 1}); err != nil {
 		return err
