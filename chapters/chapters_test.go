@@ -170,12 +170,12 @@ func TestChapterLinksAndExercises(t *testing.T) {
 // left-out output; the lines between two of them must appear together, in order.
 // In a monitor transcript, "(saccbook) CMD" lines are commands, and the lines
 // after each are checked against what the monitor answered. Every chapter from
-// 01 to 13 must have at least one.
+// 01 to 14 must have at least one.
 var transcriptChapters = []string{
 	"01-finding-the-device.md", "02-mmio.md", "03-the-doorbell-page.md", "04-dma.md",
 	"05-rings.md", "06-phase-bits.md", "07-ordering-and-coherency.md", "08-interrupts.md",
 	"09-the-iommu.md", "10-kernel-bypass.md", "11-when-things-go-wrong.md",
-	"12-describing-memory.md", "13-capstone.md",
+	"12-describing-memory.md", "13-capstone.md", "14-the-same-path-on-a-real-gpu.md",
 }
 
 var updateNote = flag.Bool("transcripts", false, "print every transcript's real output")
@@ -387,6 +387,15 @@ var breakIts = []breakIt{
 		[]string{"sacc_cq_full cq_tail=31 cq_head=0", "saccbook run: scenario capstone: sacc: request timed out"}, nil},
 	{"13-capstone.md", "saccbook run 13 --quirks drain-then-ack",
 		[]string{"64 doorbells, 64 interrupts", "8 doorbells,  8 interrupts"}, []string{"saccbook run: scenario"}},
+	// 14: one process copies from IOVAs it was never given, and the one domain lets it.
+	{"14-the-same-path-on-a-real-gpu.md", "saccbook run gpu-contexts --set peek=on",
+		[]string{"iommu_fault iova=0x80002000 reason=read-denied",
+			"peek: chat copied from the 12 pages from dma 0x80000000 on: 5 failed with status 2 (bad address), 7 copied",
+			`peek: at dma 0x80006000 chat read "weights of train, layer 0: 0.12 -0.57 0.33 0.98"`}, nil},
+	// 14, beside the box: one slot shared by every fence.
+	{"14-the-same-path-on-a-real-gpu.md", "saccbook run 14 --set slots=shared",
+		[]string{"wait(1): the fence page says 4", "but job 2 is not in place: the fence ran ahead of the work"},
+		[]string{"jobs 1 to 4 are in place"}},
 }
 
 // TestBreakItBoxes runs the command of every chapter's "Break it" box and checks
@@ -834,4 +843,46 @@ func TestChapter13Numbers(t *testing.T) {
 	small := output09to13(t, "saccbook run 13 --set size=256")
 	s1, si := row(small, "polling, one doorbell per job"), row(small, "irq,     one doorbell per job")
 	checkQuotes(t, file, []quote{q("(%d − %d = %d ns for 64 jobs)", si[0], s1[0], si[0]-s1[0])})
+}
+
+func TestChapter14Numbers(t *testing.T) {
+	const file = "14-the-same-path-on-a-real-gpu.md"
+	checkQuotes(t, file, []quote{
+		q("SACC writes a %d-byte completion for every command", sacc.CompletionSize),
+		q("two enables of the device, each %d µs", cost.EnableLatency/1000),
+	})
+	if len(sacc.Opcodes) != 3 || !strings.Contains(chapterText(t, file), "SACC has three opcodes") {
+		t.Errorf("the chapter says SACC has three opcodes; the datasheet lists %d", len(sacc.Opcodes))
+	}
+	out := output09to13(t, "saccbook run 14")
+	all := measured09to13(t, out, `wait\(4\): the fence page says 4, (\d+) ns after the doorbell`)[0]
+	one := measured09to13(t, out, `wait\(5\): the fence page says 5, (\d+) ns after the doorbell`)[0]
+	each := measured09to13(t, out, `a command like any other: (\d+) ns each`)[0]
+	head := measured09to13(t, out, `CQ_HEAD_DB = (\d+): the CQ slots of the (\d+) commands before fence 4`)
+	reads := measured09to13(t, out, `the CPU read (\d+) completions, only to look for errors`)[0]
+	checkQuotes(t, file, []quote{
+		q("one fence for four jobs arrives %d ns sooner than four fences", all-one),
+		q("a descriptor fetch, a read and a write, about %.1f µs", float64(each)/1000),
+		q("hands back %d slots, not %d", head[1], head[1]+1),
+	})
+	if reads != 3 || !strings.Contains(chapterText(t, file), "reads the three completions it retires") {
+		t.Errorf("the chapter says the process reads three completions; the run read %d", reads)
+	}
+	// Fence 4 in the trace: the device's write into the fence page, the process's
+	// load that sees 4, and the fence command's own completion.
+	wrote := measured09to13(t, out, `(\d+) sacc_dma_write iova=0x80002000 phys=0x[0-9a-f]+ len=8\n\s+\d+ cpu_read addr=0x[0-9a-f]+ size=8 val=0x4\n`)[0]
+	seen := measured09to13(t, out, `(\d+) cpu_read addr=0x[0-9a-f]+ size=8 val=0x4\n\s+\d+ cpu_barrier op=rmb`)[0]
+	posted := measured09to13(t, out, `(\d+) sacc_cq_post cq_tail=7 req_id=0xf0000004`)[0]
+	checkQuotes(t, file, []quote{
+		q("the process sees the fence %d ns after the device wrote it", seen-wrote),
+		q("comes %d ns after the process has already seen the fence", posted-seen),
+	})
+	ctx := output09to13(t, "saccbook run gpu-contexts")
+	checkQuotes(t, file, []quote{
+		q("The switch took %d ns", measured09to13(t, ctx, `from train to chat in (\d+) ns`)[0]),
+	})
+	peek := output09to13(t, "saccbook run gpu-contexts --set peek=on")
+	checkQuotes(t, file, []quote{
+		q("%d pages from `%#x` on", measured09to13(t, peek, `copied from the (\d+) pages`)[0], kernel.IOVABase),
+	})
 }
