@@ -1,0 +1,186 @@
+package workbook
+
+import (
+	"bytes"
+	"context"
+	"go/format"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mistake is one classic mistake of an exercise's chapter: a version of the
+// learner's file that makes it (solutions/mistakes/ID/name.go) and a phrase the
+// exercise's tests must print when they fail on it, so that the learner is
+// told what went wrong and not only that something did.
+type mistake struct {
+	name string // the file, without .go
+	what string // the mistake, in a few words
+	want string // printed by a failing test
+}
+
+// alternative is a correct solution written another way
+// (solutions/alternatives/ID/name.go): the tests must pass on it.
+type alternative struct {
+	name string
+	what string
+}
+
+// mistakes is the catalogue of the mistakes each exercise's tests are known to
+// catch, exercise by exercise.
+var mistakes = map[string][]mistake{}
+
+// alternatives is the catalogue of correct solutions in other styles that each
+// exercise's tests are known to accept.
+var alternatives = map[string][]alternative{}
+
+// TestCatalogueMatchesTheFiles keeps the tables above and the files under
+// solutions/mistakes and solutions/alternatives in step: every entry has its
+// file, every file its entry, and every file is gofmt'd.
+func TestCatalogueMatchesTheFiles(t *testing.T) {
+	b := openBook(t)
+	known := map[string]bool{}
+	for _, ex := range b.Exercises {
+		known[ex.ID] = true
+		t.Run(ex.ID, func(t *testing.T) {
+			for _, c := range []struct {
+				dir   string
+				names []string
+			}{{MistakesDir, mistakeNames(ex.ID)}, {AlternativesDir, alternativeNames(ex.ID)}} {
+				trials, err := b.Catalogue(ex, c.dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var files []string
+				for _, tr := range trials {
+					files = append(files, tr.Name)
+					for _, p := range tr.Files {
+						checkFormatted(t, p)
+					}
+				}
+				sort.Strings(c.names)
+				if strings.Join(files, " ") != strings.Join(c.names, " ") {
+					t.Errorf("%s/%s holds %v; the catalogue lists %v", c.dir, ex.ID, files, c.names)
+				}
+			}
+		})
+	}
+	for id := range mistakes {
+		if !known[id] {
+			t.Errorf("the mistakes catalogue lists %s, which is not an exercise", id)
+		}
+	}
+	for id := range alternatives {
+		if !known[id] {
+			t.Errorf("the alternatives catalogue lists %s, which is not an exercise", id)
+		}
+	}
+	for _, dir := range []string{MistakesDir, AlternativesDir} {
+		entries, _ := os.ReadDir(filepath.Join(b.Root, dir))
+		for _, e := range entries {
+			if !known[e.Name()] {
+				t.Errorf("%s/%s is not an exercise", dir, e.Name())
+			}
+		}
+	}
+}
+
+func mistakeNames(id string) []string {
+	var out []string
+	for _, m := range mistakes[id] {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+func alternativeNames(id string) []string {
+	var out []string
+	for _, a := range alternatives[id] {
+		out = append(out, a.name)
+	}
+	return out
+}
+
+func checkFormatted(t *testing.T, path string) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	formatted, err := format.Source(src)
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		return
+	}
+	if !bytes.Equal(src, formatted) {
+		t.Errorf("gofmt would change %s", path)
+	}
+}
+
+// TestMistakesFailAndAlternativesPass is the proof that the tests discriminate:
+// every catalogued mistake fails them, in a test and with a message that names
+// the mistake, and every catalogued alternative passes them. All the trials run
+// in one go test.
+func TestMistakesFailAndAlternativesPass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test on every catalogued mistake and alternative")
+	}
+	b := openBook(t)
+	// SACCBOOK_TRIALS=03- runs only the exercises whose ID starts so, while
+	// writing a catalogue.
+	only := os.Getenv("SACCBOOK_TRIALS")
+	var trials []Trial
+	for _, ex := range b.Exercises {
+		if !strings.HasPrefix(ex.ID, only) {
+			continue
+		}
+		for _, dir := range []string{MistakesDir, AlternativesDir} {
+			trs, err := b.Catalogue(ex, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			trials = append(trials, trs...)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	results, err := b.Trials(ctx, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range b.Exercises {
+		if !strings.HasPrefix(ex.ID, only) {
+			continue
+		}
+		t.Run(ex.ID, func(t *testing.T) {
+			for _, m := range mistakes[ex.ID] {
+				r := results[ex.ID+"/"+m.name]
+				switch {
+				case r == nil:
+					t.Errorf("mistake %s (%s) did not run", m.name, m.what)
+				case r.BuildFailed:
+					t.Errorf("mistake %s (%s) does not build; it must compile and fail in the tests:\n%s", m.name, m.what, r.BuildOutput)
+				case r.Passed:
+					t.Errorf("mistake %s (%s) passes the tests: they must catch it", m.name, m.what)
+				case !strings.Contains(r.Report(), m.want):
+					t.Errorf("mistake %s (%s) fails, but no failing test says %q:\n%s", m.name, m.what, m.want, r.Report())
+				}
+			}
+			for _, a := range alternatives[ex.ID] {
+				r := results[ex.ID+"/"+a.name]
+				switch {
+				case r == nil:
+					t.Errorf("alternative %s (%s) did not run", a.name, a.what)
+				case !r.Passed:
+					t.Errorf("alternative %s (%s) is correct, but the tests refuse it:\n%s", a.name, a.what, r.Report())
+				}
+			}
+		})
+	}
+	t.Logf("%d mistakes and alternatives tested in %v", len(trials), time.Since(start).Round(time.Millisecond))
+}
