@@ -31,11 +31,42 @@ type alternative struct {
 
 // mistakes is the catalogue of the mistakes each exercise's tests are known to
 // catch, exercise by exercise.
-var mistakes = map[string][]mistake{}
+var mistakes = map[string][]mistake{
+	"01-find-device": {
+		{"first-answer", "takes the first slot that answers", "a host bridge"},
+		{"vendor-only", "compares the vendor ID only", "QEMU's NVMe controller"},
+		{"slot-3-assumed", "looks in slot 3 only", "On this machine the SACC sits in slot"},
+		{"thirty-one-slots", "scans slots 0 to 30", "sits in slot 31"},
+		{"unwrapped-error", "formats ErrNotFound with %v instead of wrapping it", "wraps ErrNotFound"},
+		{"class-and-revision-swapped", "takes the class code from the low bits", "class code and revision"},
+		{"stops-at-empty-slot", "ends the scan at the first empty slot", "FindSACC returned an error"},
+		{"hardcoded-answer", "returns the datasheet's values without a scan", "sits in slot 17"},
+	},
+	"01-size-bar": {
+		{"no-restore", "never writes the saved address back", "the address the firmware assigned"},
+		{"type-bits-kept", "keeps the type bits in the mask", "its low 4 bits read 0b1000"},
+		{"no-plus-one", "takes the inverted mask for the size", "want 0x2000"},
+		{"unimplemented-is-error", "calls a BAR that reads back 0 an error", "which is an answer, not an error"},
+		{"no-range-check", "sizes BAR 6 and beyond", "BARs 0 to 5 only"},
+		{"checks-after-writing", "checks the BAR number after sizing", "but first it wrote configuration space"},
+		{"restores-before-reading", "writes the address back before reading the mask", "want 0x2000"},
+		{"type-bits-ored-in", "sets the type bits instead of clearing them", "its low 4 bits read 0b1000"},
+		{"bar-off-by-one", "accepts BAR 6", "BARs 0 to 5 only"},
+	},
+}
 
 // alternatives is the catalogue of correct solutions in other styles that each
 // exercise's tests are known to accept.
-var alternatives = map[string][]alternative{}
+var alternatives = map[string][]alternative{
+	"01-find-device": {
+		{"one-compare", "compares the whole dword at once and returns ErrNotFound itself"},
+		{"reads-everything-first", "reads the first four dwords of every slot"},
+	},
+	"01-size-bar": {
+		{"lowest-set-bit", "takes the lowest set bit of the mask"},
+		{"deferred-restore", "restores with defer and reads the mask twice"},
+	},
+}
 
 // TestCatalogueMatchesTheFiles keeps the tables above and the files under
 // solutions/mistakes and solutions/alternatives in step: every entry has its
