@@ -53,6 +53,28 @@ var mistakes = map[string][]mistake{
 		{"type-bits-ored-in", "sets the type bits instead of clearing them", "its low 4 bits read 0b1000"},
 		{"bar-off-by-one", "accepts BAR 6", "BARs 0 to 5 only"},
 	},
+	"02-read-identity": {
+		{"all-ones-only", "compares MAGIC with all ones only", "the device there is not a SACC"},
+		{"no-version-check", "never checks VERSION", "but VERSION reads 2"},
+		{"every-mismatch-not-decoding", "calls every wrong MAGIC ErrNotDecoding", "which wraps ErrNotDecoding"},
+		{"no-all-ones-check", "treats all ones as just another wrong MAGIC", "want an error that wraps ErrNotDecoding"},
+		{"unwrapped", "returns a new error instead of wrapping ErrNotDecoding", "want an error that wraps ErrNotDecoding"},
+		{"enables-the-device", "turns memory decoding on itself", "turned memory decoding on"},
+		{"sixteen-bit-reads", "reads MAGIC as two 16-bit halves", "as the wrong width"},
+		{"datasheet-values", "returns the datasheet's values", "did not come from the device"},
+		{"checks-scratch", "tests SCRATCH by writing it", "it should only read"},
+	},
+	"02-enable-device": {
+		{"enable-first", "sets ENABLE before the ring registers", "before the ring registers were all written"},
+		{"low-halves-only", "writes only the low halves of the bases", "the high halves at 0x14 and 0x24 too"},
+		{"one-look", "reads STATUS once, right after ENABLE", "was not ready when Start said it was"},
+		{"ignores-error", "never looks at STATUS.ERROR", "READY will never come once STATUS.ERROR is 1"},
+		{"error-only-at-timeout", "looks at STATUS.ERROR only when the time is up", "READY will never come once STATUS.ERROR is 1"},
+		{"no-err-code", "leaves ERR_CODE out of the error", "put it in the error"},
+		{"counts-polls", "gives up after a number of polls", "Measure the deadline in time"},
+		{"no-deadline", "waits for READY for ever", "it should have given up"},
+		{"ready-by-equality", "tests STATUS for equality instead of a bit", "Start should have waited for it and returned nil"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -65,6 +87,14 @@ var alternatives = map[string][]alternative{
 	"01-size-bar": {
 		{"lowest-set-bit", "takes the lowest set bit of the mask"},
 		{"deferred-restore", "restores with defer and reads the mask twice"},
+	},
+	"02-read-identity": {
+		{"read-both-first", "reads both registers before checking either"},
+		{"switch", "a switch on MAGIC, errors returned bare"},
+	},
+	"02-enable-device": {
+		{"writeq-and-relax", "64-bit base writes, cpu_relax between polls"},
+		{"tight-poll-ready-first", "polls without a pause, READY tested before ERROR"},
 	},
 }
 
