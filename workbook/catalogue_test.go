@@ -75,6 +75,40 @@ var mistakes = map[string][]mistake{
 		{"no-deadline", "waits for READY for ever", "it should have given up"},
 		{"ready-by-equality", "tests STATUS for equality instead of a bit", "Start should have waited for it and returned nil"},
 	},
+	"03-ring-doorbell": {
+		{"relaxed-no-wmb", "writel_relaxed with no barrier before it", "The doorbell overtook the descriptor stores"},
+		{"wmb-after-doorbell", "the barrier after the doorbell instead of before", "The doorbell overtook the descriptor stores"},
+		{"tail-is-the-slot", "rings with the slot of the descriptor", "the slot of the descriptor itself"},
+		{"no-wrap", "never wraps the tail", "must wrap to 0"},
+		{"tail-not-kept", "rings the right tail but never moves q.Tail", "the next Submit would write"},
+		{"sixteen-byte-slots", "puts slot i at SQ + 16*i", "That is an empty slot"},
+		{"no-queue-check", "accepts a tail outside the ring", "There is no such slot"},
+		{"checks-after-storing", "checks the queue after storing the descriptor", "but it touched the ring or the device first"},
+		{"tail-check-off-by-one", "accepts a tail equal to Size", "There is no such slot"},
+		{"addresses-swapped", "puts the source address in the destination field", "the copy went wrong"},
+		{"two-doorbells", "rings the doorbell twice", "rang the doorbell 2 times"},
+	},
+	"03-batch-doorbell": {
+		{"doorbell-per-descriptor", "rings once per descriptor", "write every descriptor first"},
+		{"size-in-flight", "lets Size descriptors be in flight", "means an empty ring"},
+		{"no-room-check", "never checks for room", "slots are free, yet SubmitBatch returned nil"},
+		{"stores-then-refuses", "stores the batch before deciding it does not fit", "is refused whole"},
+		{"unwrapped-full", "refuses with an error that does not wrap ErrRingFull", "want an error that wraps ErrRingFull"},
+		{"no-wrap", "never wraps the tail", "the tail must wrap to 0"},
+		{"in-flight-not-counted", "leaves q.InFlight as it was", "the queue must remember"},
+		{"relaxed-no-wmb", "writel_relaxed with no barrier", "The doorbell overtook the descriptor stores"},
+		{"wmb-before-last-store", "a barrier before each store, none after the last", "The doorbell overtook the descriptor stores"},
+		{"empty-batch-rings", "rings the doorbell for an empty batch", "it should do nothing"},
+		{"all-in-slot-zero", "stores every descriptor into the same slot", "Each descriptor goes into the next slot"},
+	},
+	"03-doorbell-budget": {
+		{"doorbell-per-job", "rings once per descriptor", "the budget is"},
+		{"size-in-flight", "lets Size descriptors be in flight", "which the device reads as empty"},
+		{"no-wrap", "never wraps the tail", "A doorbell value is a slot number"},
+		{"returns-when-submitted", "returns once the last job is submitted", "it must wait for all of them"},
+		{"never-reaps", "waits by counting, never calls reap", "it must wait for all of them"},
+		{"one-job-per-doorbell-wait", "hands over one job and waits for it", "the budget is"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -95,6 +129,19 @@ var alternatives = map[string][]alternative{
 	"02-enable-device": {
 		{"writeq-and-relax", "64-bit base writes, cpu_relax between polls"},
 		{"tight-poll-ready-first", "polls without a pause, READY tested before ERROR"},
+	},
+	"03-ring-doorbell": {
+		{"wmb-and-relaxed", "c.WMB(), then writel_relaxed"},
+		{"writel-alone-field-stores", "field-by-field stores and writel's own barrier"},
+		{"mb-and-mask", "a full barrier, the wrap by mask"},
+	},
+	"03-batch-doorbell": {
+		{"relaxed-with-wmb", "c.WMB(), then writel_relaxed"},
+		{"unsigned-room-writel-only", "room tested in unsigned arithmetic, writel's own barrier"},
+	},
+	"03-doorbell-budget": {
+		{"drain-then-refill", "fills the ring only when it is empty"},
+		{"refill-at-half", "refills once half the ring is free"},
 	},
 }
 
