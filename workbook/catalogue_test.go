@@ -109,6 +109,31 @@ var mistakes = map[string][]mistake{
 		{"never-reaps", "waits by counting, never calls reap", "it must wait for all of them"},
 		{"one-job-per-doorbell-wait", "hands over one job and waits for it", "the budget is"},
 	},
+	"04-coherent-rings": {
+		{"cpu-address-in-registers", "programs the CPU addresses", "the CPU address of the ring; the device needs its DMA address"},
+		{"same-size-rings", "allocates 16 bytes per SQ entry", "The allocation is too small"},
+		{"results-swapped", "takes the DMA address for the CPU one and back", "Is that really the DMA address"},
+		{"one-address-kept", "uses the DMA address as the CPU address", "gives two different addresses: keep both"},
+		{"enables", "sets CTRL.ENABLE", "SetUpRings set CTRL.ENABLE"},
+		{"no-size-check", "accepts any size", "Return an error instead"},
+		{"power-of-two-only", "accepts 1 and 8192", "Return an error instead"},
+		{"checks-after-allocating", "allocates before checking the size", "bytes allocated: check the size before"},
+		{"leaks-the-sq", "keeps the SQ when the CQ cannot be allocated", "free what you allocated before giving up"},
+		{"ignores-allocation-errors", "ignores the allocations' errors", "rings that do not exist cannot be used"},
+		{"low-halves-only", "writes the low halves of the bases only", "its high half (the register at +4) still holds"},
+	},
+	"04-dma-copy": {
+		{"cpu-addresses-in-descriptor", "puts CPU addresses in the descriptor", "never CPU addresses"},
+		{"returns-the-source", "returns a copy of src", "the CPU never read the destination"},
+		{"cpu-copies-afterwards", "copies src into the destination with the CPU after the device", "the CPU stored into it itself"},
+		{"no-status-check", "ignores the completion's status", "Check the completion's status"},
+		{"ignores-run-error", "ignores Run's error", "Pass the error on"},
+		{"frees-only-on-success", "frees the buffers only on the way out of a success", "bytes of DMA memory allocated"},
+		{"leaks-when-second-fails", "frees nothing when the second allocation fails", "bytes of DMA memory allocated"},
+		{"reads-before-run", "reads the destination before the copy", "differ from the source"},
+		{"source-never-filled", "never stores src into the source", "differ from the source"},
+		{"copy-per-page", "one MEMCPY per page", "want one MEMCPY"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -142,6 +167,14 @@ var alternatives = map[string][]alternative{
 	"03-doorbell-budget": {
 		{"drain-then-refill", "fills the ring only when it is empty"},
 		{"refill-at-half", "refills once half the ring is free"},
+	},
+	"04-coherent-rings": {
+		{"writeq-and-defer", "64-bit base writes, the SQ freed by a deferred function"},
+		{"bit-trick-size-check", "the size checked with a bit trick"},
+	},
+	"04-dma-copy": {
+		{"zeroes-destination-first", "clears the destination with the CPU before the copy"},
+		{"frees-by-hand-reads-twice", "frees by hand on every path, reads the result twice"},
 	},
 }
 
