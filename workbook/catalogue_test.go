@@ -134,6 +134,25 @@ var mistakes = map[string][]mistake{
 		{"source-never-filled", "never stores src into the source", "differ from the source"},
 		{"copy-per-page", "one MEMCPY per page", "want one MEMCPY"},
 	},
+	"05-ring": {
+		{"full-is-tail-eq-head", "Full as Tail == Head", "Head == Tail is empty, never full"},
+		{"never-full", "Full never true", "looks exactly like an empty one"},
+		{"push-no-wrap", "Push never wraps Tail", "the tail wraps to 0"},
+		{"pop-no-wrap", "Pop never wraps Head", "the head wraps to 0"},
+		{"len-without-wrap", "Len as a plain Tail − Head", "Len() ="},
+		{"push-returns-new-tail", "Push returns the slot after the one it claimed", "the old Tail"},
+		{"pop-on-empty", "Pop on an empty ring succeeds", "it must refuse and change nothing"},
+		{"full-one-late", "Full when all Size slots are used", "looks exactly like an empty one"},
+		{"mask-with-size", "wraps modulo Size − 1", "the tail wraps to 0"},
+	},
+	"05-cq-head": {
+		{"never-tells", "never writes CQ_HEAD", "CQ_HEAD was never written"},
+		{"writes-the-count", "writes the number of completions read", "not the slot you will read next"},
+		{"no-wrap", "never wraps Head", "out of range"},
+		{"writes-old-head", "writes Head before moving it", "not the slot you will read next"},
+		{"last-slot-read", "writes the last slot read instead of the next", "not the slot you will read next"},
+		{"writes-for-nothing", "writes CQ_HEAD when nothing was read", "with nothing read there is nothing to tell the device"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -175,6 +194,14 @@ var alternatives = map[string][]alternative{
 	"04-dma-copy": {
 		{"zeroes-destination-first", "clears the destination with the CPU before the copy"},
 		{"frees-by-hand-reads-twice", "frees by hand on every path, reads the result twice"},
+	},
+	"05-ring": {
+		{"modulo-and-len", "modulo arithmetic, Empty and Full from Len"},
+		{"branches", "wraps with a comparison, Len by cases"},
+	},
+	"05-cq-head": {
+		{"doorbell-page-one-slot-at-a-time", "CQ_HEAD_DB, one write per slot"},
+		{"mask", "the wrap by mask"},
 	},
 }
 
