@@ -153,6 +153,25 @@ var mistakes = map[string][]mistake{
 		{"last-slot-read", "writes the last slot read instead of the next", "not the slot you will read next"},
 		{"writes-for-nothing", "writes CQ_HEAD when nothing was read", "with nothing read there is nothing to tell the device"},
 	},
+	"06-reap": {
+		{"no-rmb", "no read barrier between the phase and the body", "a read barrier (c.RMB()) must come after the phase"},
+		{"rmb-after-body", "the read barrier after the body loads", "a read barrier (c.RMB()) must come after the phase"},
+		{"body-first", "reads the whole entry, then looks at its phase", "Reap took an entry before the device had written it"},
+		{"no-phase-flip", "never flips the expected phase", "did you flip q.Phase"},
+		{"phase-zero-is-new", "takes an entry whose phase differs as new", "before the device had written them"},
+		{"head-per-entry", "writes CQ_HEAD after every entry", "one CQ_HEAD write per Reap is enough"},
+		{"no-cq-head", "never writes CQ_HEAD", "CQ_HEAD was never written"},
+		{"cq-head-always", "writes CQ_HEAD even when nothing was new", "found nothing new but wrote a register"},
+		{"flip-one-early", "flips the phase one slot before the wrap", "Reap took an entry before the device had written it"},
+	},
+	"06-wait": {
+		{"inverted-compare", "waits for the other phase", "returned before the device wrote"},
+		{"any-phase-is-new", "takes phase 1 as new on every lap", "returned before the device wrote anything new"},
+		{"long-rest", "rests 5 µs between looks", "Does it rest too long between looks"},
+		{"gives-up-early", "gives up 10 µs before the deadline", "gave up before the deadline"},
+		{"no-deadline", "never gives up", "still running after"},
+		{"wrong-offset", "looks at the status field instead of the phase", "never saw the completion"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -202,6 +221,13 @@ var alternatives = map[string][]alternative{
 	"05-cq-head": {
 		{"doorbell-page-one-slot-at-a-time", "CQ_HEAD_DB, one write per slot"},
 		{"mask", "the wrap by mask"},
+	},
+	"06-reap": {
+		{"mb-and-field-loads", "a full barrier, the body read field by field"},
+		{"phases-first-one-barrier", "all the phases first, one barrier, then all the bodies"},
+	},
+	"06-wait": {
+		{"for-condition", "the deadline in the loop condition, one last look after it"},
 	},
 }
 
