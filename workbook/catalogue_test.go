@@ -172,6 +172,23 @@ var mistakes = map[string][]mistake{
 		{"no-deadline", "never gives up", "still running after"},
 		{"wrong-offset", "looks at the status field instead of the phase", "never saw the completion"},
 	},
+	"07-doorbell": {
+		{"no-wmb", "no barrier before writel_relaxed", "the doorbell reached the device while"},
+		{"rmb-instead", "a read barrier where a write barrier belongs", "the doorbell reached the device while"},
+		{"wmb-before-each-store", "a barrier before each store, none after the last", "the doorbell reached the device while"},
+		{"wmb-after-doorbell", "the barrier after the doorbell", "the doorbell reached the device while"},
+		{"doorbell-per-descriptor", "one barrier and one doorbell per descriptor", "one doorbell per Publish"},
+		{"no-wrap", "never wraps the tail", "a tail must be a slot number"},
+	},
+	"07-dma-sync": {
+		{"no-sync-for-device", "no clean before the device reads", "your bytes were still in dirty cache lines"},
+		{"no-sync-for-cpu", "no invalidate before the CPU reads", "the CPU read its own stale cache line"},
+		{"sync-for-cpu-before-run", "invalidates before the device writes", "before the device had written it"},
+		{"sync-before-store", "cleans before storing the data", "your bytes were still in dirty cache lines"},
+		{"cpu-addresses", "syncs by CPU address", "your bytes were still in dirty cache lines"},
+		{"cpu-addresses-to-run", "gives run the CPU addresses", "run was given src"},
+		{"wrong-directions", "the directions swapped", "your bytes were still in dirty cache lines"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -228,6 +245,13 @@ var alternatives = map[string][]alternative{
 	},
 	"06-wait": {
 		{"for-condition", "the deadline in the loop condition, one last look after it"},
+	},
+	"07-doorbell": {
+		{"mb", "a full barrier"},
+		{"wmb-after-each-store", "a barrier after every store"},
+	},
+	"07-dma-sync": {
+		{"bidirectional-both-sides", "DMA_BIDIRECTIONAL, and a clean of the destination too"},
 	},
 }
 
