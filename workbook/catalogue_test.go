@@ -189,6 +189,15 @@ var mistakes = map[string][]mistake{
 		{"cpu-addresses-to-run", "gives run the CPU addresses", "run was given src"},
 		{"wrong-directions", "the directions swapped", "your bytes were still in dirty cache lines"},
 	},
+	"07-fewest-barriers": {
+		{"as-written-on-x86", "no barrier at all, as the driver came", "the doorbell reached the device while descriptor stores"},
+		{"rmb-per-entry", "a read barrier per completion", "then one barrier, then all the bodies"},
+		{"wmb-per-descriptor", "a write barrier per descriptor", "is enough for the whole batch"},
+		{"barrier-on-every-poll", "a read barrier even when nothing is new", "an idle poll needs none"},
+		{"rmb-before-the-phases", "the read barrier before the phase loads", "an idle poll needs none"},
+		{"wmb-before-the-stores", "the write barrier before the stores", "the doorbell reached the device while descriptor stores"},
+		{"only-the-wmb", "the write barrier only, no read barrier", "the body's loads were performed before the phase loads"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -252,6 +261,10 @@ var alternatives = map[string][]alternative{
 	},
 	"07-dma-sync": {
 		{"bidirectional-both-sides", "DMA_BIDIRECTIONAL, and a clean of the destination too"},
+	},
+	"07-fewest-barriers": {
+		{"mb-both", "full barriers in both places"},
+		{"last-phase-only", "the phases into an array first, then one barrier"},
 	},
 }
 
