@@ -198,6 +198,33 @@ var mistakes = map[string][]mistake{
 		{"wmb-before-the-stores", "the write barrier before the stores", "the doorbell reached the device while descriptor stores"},
 		{"only-the-wmb", "the write barrier only, no read barrier", "the body's loads were performed before the phase loads"},
 	},
+	"08-msix": {
+		{"unmask-first", "unmasks before writing the address and data", "you unmasked it before"},
+		{"left-masked", "never unmasks", "still masked"},
+		{"no-high-half", "leaves the address's high half as it was", "its low half at +0 and its high half at +4"},
+		{"entry-stride-four", "entries 4 bytes apart", "only entry v may change"},
+		{"always-entry-zero", "always writes entry 0", "only entry v may change"},
+		{"no-range-check", "writes past the table for a bad vector", "the table has 2 entries, 0 to 1"},
+		{"pending-any-bit", "reports any pending bit", "bit v of the PBA is vector v"},
+		{"pending-unshifted", "tests the PBA against v instead of 1 << v", "Pending(0) ="},
+		{"pending-in-table", "reads the vector control word instead of the PBA", "Pending(0) ="},
+	},
+	"08-irq-handler": {
+		{"drain-then-ack", "drains, then acknowledges", "after the handler's last look at the CQ"},
+		{"never-acks", "never acknowledges", "never acknowledged"},
+		{"never-reaps", "never reaps", "reaped nothing"},
+		{"acks-with-zero", "writes 0 to IRQ_ACK", "never acknowledged"},
+		{"acks-irq-status", "writes IRQ_STATUS, which is read-only", "never acknowledged"},
+		{"returns-the-recheck", "drain, ack, drain, but returns only the second count", "Handle returned"},
+	},
+	"08-irq-readback": {
+		{"no-read-back", "acknowledges and drains with no read between", "with no register read between"},
+		{"drain-then-ack", "drains, then acknowledges", "for the last time before its IRQ_ACK"},
+		{"read-before-ack", "the read before the acknowledgement", "with no register read between"},
+		{"read-after-drain", "the read after the drain", "with no register read between"},
+		{"never-acks", "never acknowledges", "never acknowledged"},
+		{"returns-one", "returns whether anything was reaped", "return what reap found"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -265,6 +292,18 @@ var alternatives = map[string][]alternative{
 	"07-fewest-barriers": {
 		{"mb-both", "full barriers in both places"},
 		{"last-phase-only", "the phases into an array first, then one barrier"},
+	},
+	"08-msix": {
+		{"mask-first-then-unmask", "masks first, unmasks by clearing the bit, tests the PBA by shifting"},
+	},
+	"08-irq-handler": {
+		{"drain-ack-recheck", "drains, acknowledges, drains again"},
+		{"ack-until-quiet", "acknowledges and drains until a drain finds nothing"},
+	},
+	"08-irq-readback": {
+		{"drain-ack-recheck", "drains, acknowledges, drains again"},
+		{"drain-ack-read-drain", "drains, acknowledges, reads STATUS back, drains again"},
+		{"until-status-clear", "acknowledges, reads IRQ_STATUS back, drains, until the status reads clear"},
 	},
 }
 
