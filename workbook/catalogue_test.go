@@ -225,6 +225,26 @@ var mistakes = map[string][]mistake{
 		{"never-acks", "never acknowledges", "never acknowledged"},
 		{"returns-one", "returns whether anything was reaped", "return what reap found"},
 	},
+	"09-map-iova": {
+		{"no-wmb", "no write barrier at the end", "Did MapPage end with a write barrier"},
+		{"tables-with-leaf-rights", "gives the table entries the leaf's rights", "the device's rights on the page are"},
+		{"replaces-tables", "always takes a new table", "asked newTable for"},
+		{"rights-swapped", "read for DMA_FROM_DEVICE, write for DMA_TO_DEVICE", "the device's rights on the page are"},
+		{"both-rights-always", "read and write whatever the direction", "the device's rights on the page are"},
+		{"no-alignment-check", "accepts unaligned addresses", "returned nil; it must return an error"},
+		{"no-width-check", "accepts an IOVA of 49 bits", "returned nil; it must return an error"},
+		{"ignores-new-table-error", "goes on when newTable fails", "Return newTable's error"},
+		{"levels-reversed", "indexes the top table with the leaf's bits", "finds no leaf"},
+		{"iova-in-leaf", "puts the IOVA in the leaf instead of phys", "leads to physical page"},
+	},
+	"09-remap-iova": {
+		{"no-invalidate", "never invalidates", "Remap never wrote INVALIDATE"},
+		{"invalidates-phys", "invalidates the physical page instead of the IOVA", "but not for the page"},
+		{"invalidates-first", "invalidates before storing the new entry", "invalidated the IOTLB before its new leaf entry had reached RAM"},
+		{"ignores-perm", "always gives read and write", "Remap was asked for write-only rights"},
+		{"no-leaf-check", "remaps a leaf that is absent", "yet Remap returned nil"},
+		{"rewrites-the-top-entry", "takes rights away at the top level too", "changed the mapping of its neighbour"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -304,6 +324,12 @@ var alternatives = map[string][]alternative{
 		{"drain-ack-recheck", "drains, acknowledges, drains again"},
 		{"drain-ack-read-drain", "drains, acknowledges, reads STATUS back, drains again"},
 		{"until-status-clear", "acknowledges, reads IRQ_STATUS back, drains, until the status reads clear"},
+	},
+	"09-map-iova": {
+		{"recursive-mb", "a recursive walk"},
+	},
+	"09-remap-iova": {
+		{"invalidate-all-writeq-barrier", "flushes the whole IOTLB, with Writeq's own barrier"},
 	},
 }
 
