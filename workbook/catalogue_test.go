@@ -245,6 +245,25 @@ var mistakes = map[string][]mistake{
 		{"no-leaf-check", "remaps a leaf that is absent", "yet Remap returned nil"},
 		{"rewrites-the-top-entry", "takes rights away at the top level too", "changed the mapping of its neighbour"},
 	},
+	"10-open-queue": {
+		{"maps-the-register-page", "maps both pages from offset 0", "the process has the register page mapped"},
+		{"swapped-rings", "swaps the SQ and the CQ in the argument", "Did SETUP_RINGS get the right addresses and size"},
+		{"size-in-bytes", "gives the ring size in bytes", "Open(p, 16) returned an error"},
+		{"argument-never-filled", "passes an argument block never filled in", "Open(p, 16) returned an error"},
+		{"no-close-on-failure", "leaves the file open when it gives up", "never closed the device file"},
+		{"ignores-ioctl-error", "ignores the ioctl's error", "Return the error the ioctl gave you"},
+		{"doorbell-not-returned", "returns the doorbell page's offset, not its mapped address", "Doorbell must be the address p.Mmap returned"},
+	},
+	"10-user-queue": {
+		{"no-wmb", "no write barrier before the doorbell store", "with no write barrier between the descriptor's stores and the doorbell"},
+		{"wmb-before-the-stores", "the write barrier before the descriptor stores", "with no write barrier between the descriptor's stores and the doorbell"},
+		{"no-rmb", "no read barrier between the phase and the body", "with no read barrier between the phase load and the body loads"},
+		{"body-first", "reads the whole entry before looking at the phase", "Completion"},
+		{"no-cq-head", "never writes CQ_HEAD_DB", "CQ_HEAD_DB was never written"},
+		{"cq-head-count", "writes a count to CQ_HEAD_DB", "never freed enough slots"},
+		{"no-phase-flip", "never flips the phase", "did you flip q.Phase when q.Head wraps"},
+		{"doorbell-old-tail", "rings with the slot just written", "must carry the tail after the descriptor just written"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -330,6 +349,12 @@ var alternatives = map[string][]alternative{
 	},
 	"09-remap-iova": {
 		{"invalidate-all-writeq-barrier", "flushes the whole IOTLB, with Writeq's own barrier"},
+	},
+	"10-open-queue": {
+		{"one-block-defer-close", "one allocation for both rings and the argument, the file closed by a deferred function"},
+	},
+	"10-user-queue": {
+		{"mb-and-fields", "full barriers, the body read field by field"},
 	},
 }
 
