@@ -264,6 +264,30 @@ var mistakes = map[string][]mistake{
 		{"no-phase-flip", "never flips the phase", "did you flip q.Phase when q.Head wraps"},
 		{"doorbell-old-tail", "rings with the slot just written", "must carry the tail after the descriptor just written"},
 	},
+	"11-error-kind": {
+		{"err-code-for-completed", "takes a failed command's code from ERR_CODE", "holds only the most recent failure"},
+		{"reads-status-anyway", "reads STATUS even with a completion in hand", "and still touched the device"},
+		{"no-completion-is-halted", "takes every missing completion for a halted device", "want Late and 0"},
+		{"never-halted", "never looks at STATUS", "want DeviceHalted"},
+		{"status-as-code", "returns STATUS as the code", "want DeviceHalted"},
+		{"err-code-decides", "reads ERR_CODE to decide", "yet Diagnose read ERR_CODE"},
+		{"status-ignored-for-failures", "calls every completed command a success", "want CommandFailed"},
+	},
+	"11-recover": {
+		{"no-reset", "never resets the device", "never saw CTRL.RESET"},
+		{"err-code-after-reset", "reads ERR_CODE after the reset cleared it", "Read ERR_CODE before the RESET"},
+		{"cq-not-zeroed", "leaves the old entries in the CQ", "still holds"},
+		{"half-the-cq", "zeroes Size × 8 bytes of the CQ", "still holds"},
+		{"indices-kept", "keeps the driver's old indices", "and so must the driver"},
+		{"phase-zero", "restarts expecting phase 0", "and so must the driver"},
+		{"requests-not-failed", "never fails the requests in flight", "its caller would wait for ever"},
+		{"in-flight-kept", "fails the requests but keeps them in q.InFlight", "requests are still in q.InFlight"},
+		{"unwrapped", "errors that do not wrap ErrDeviceHalted", "does not wrap ErrDeviceHalted"},
+		{"no-code-in-error", "leaves ERR_CODE out of the requests' errors", "Read ERR_CODE before the RESET"},
+		{"rings-not-reprogrammed", "enables without writing the ring registers again", "The device refused ENABLE"},
+		{"no-wait", "returns without waiting for READY", "the device is not READY"},
+		{"no-deadline", "waits for READY for ever", "it should have given up"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -355,6 +379,12 @@ var alternatives = map[string][]alternative{
 	},
 	"10-user-queue": {
 		{"mb-and-fields", "full barriers, the body read field by field"},
+	},
+	"11-error-kind": {
+		{"switch", "one switch"},
+	},
+	"11-recover": {
+		{"enable-off-first-writes-in-a-table", "ENABLE cleared before RESET, the CQ zeroed with one StoreBytes, the registers from a table"},
 	},
 }
 
