@@ -288,6 +288,25 @@ var mistakes = map[string][]mistake{
 		{"no-wait", "returns without waiting for READY", "the device is not READY"},
 		{"no-deadline", "waits for READY for ever", "it should have given up"},
 	},
+	"11-recover-requests": {
+		{"resubmits-everything", "runs every request again, completed or not", "the requests that did not complete, in their order"},
+		{"never-harvests", "reads the CQ but marks nothing done", "take the completions the CQ holds"},
+		{"zeroes-the-cq-first", "wipes the CQ before reading it", "take the completions the CQ holds"},
+		{"never-resubmits", "writes the descriptors again but never rings", "An old entry left in the CQ looks new"},
+		{"rings-without-rewriting", "rings for the requests without writing them again from slot 0", "An old entry left in the CQ looks new"},
+		{"cq-not-zeroed", "leaves the old entries in the CQ", "An old entry left in the CQ looks new"},
+		{"harvest-ignores-the-wrap", "does not flip the phase when the harvest wraps", "take the completions the CQ holds"},
+		{"harvest-from-slot-zero", "harvests from slot 0 instead of q.Head", "take the completions the CQ holds"},
+		{"resubmits-in-reverse", "submits the rest again in reverse order", "An old entry left in the CQ looks new"},
+		{"keeps-the-old-tail", "writes the requests again after the old tail", "starts again at slot 0 with phase 1"},
+	},
+	"11-find-the-bug": {
+		{"as-shipped", "the driver as it came: every slot may fill", "What does the device make of that doorbell"},
+		{"over-cautious", "keeps two slots empty", "the ring holds up to Size − 1 in flight, and no more"},
+		{"cap-ignores-in-flight", "caps each batch at Size − 1 whatever is in flight", "What does the device make of that doorbell"},
+		{"one-at-a-time", "takes one job per Submit", "the ring holds up to Size − 1 in flight, and no more"},
+		{"fix-in-reap", "patches the count in Reap instead", "What does the device make of that doorbell"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -385,6 +404,12 @@ var alternatives = map[string][]alternative{
 	},
 	"11-recover": {
 		{"enable-off-first-writes-in-a-table", "ENABLE cleared before RESET, the CQ zeroed with one StoreBytes, the registers from a table"},
+	},
+	"11-recover-requests": {
+		{"by-position", "matches completions to requests by position, not by a map"},
+	},
+	"11-find-the-bug": {
+		{"loop-until-full", "stops at the slot that would bring the tail onto the head"},
 	},
 }
 
