@@ -307,6 +307,23 @@ var mistakes = map[string][]mistake{
 		{"one-at-a-time", "takes one job per Submit", "the ring holds up to Size − 1 in flight, and no more"},
 		{"fix-in-reap", "patches the count in Reap instead", "What does the device make of that doorbell"},
 	},
+	"12-pin-pages": {
+		{"pins-va", "pins the buffer's address instead of its page", "not the start of a page"},
+		{"counts-pages", "counts the pages by division", "does not touch the next page"},
+		{"no-offset", "starts the first piece at its page", "must start at the buffer's offset"},
+		{"no-unpin", "leaves pages pinned when pin fails", "unpin the pages pinned so far"},
+		{"steps-by-a-page", "moves on by a page, not by the piece", "Pin(va"},
+		{"empty-is-fine", "accepts an empty buffer", "returned no error"},
+		{"chunk-ignores-offset", "takes a whole page for the first piece", "Pin(va"},
+	},
+	"12-split-copy": {
+		{"no-length-cap", "no 1 MiB cap on a descriptor", "Cut where 1 MiB is full too"},
+		{"source-pieces-only", "cuts at the source's piece ends only", "whichever comes first"},
+		{"no-offsets", "forgets how far into each piece it is", "copied in the wrong order or to the wrong places"},
+		{"no-total-check", "accepts lists of different totals", "destination bytes returned no error"},
+		{"cuts-every-page", "cuts at every page as well", "a new one only where a piece ends or 1 MiB is full"},
+		{"pairs-pieces", "pairs the i-th pieces of both lists", "one per stretch that is contiguous on both sides"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -410,6 +427,12 @@ var alternatives = map[string][]alternative{
 	},
 	"11-find-the-bug": {
 		{"loop-until-full", "stops at the slot that would bring the tail onto the head"},
+	},
+	"12-pin-pages": {
+		{"pages-first", "pins every page first, then cuts the pieces"},
+	},
+	"12-split-copy": {
+		{"offsets-into-the-whole", "walks the copy by its offset in the whole buffer"},
 	},
 }
 
