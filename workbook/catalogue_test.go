@@ -324,6 +324,28 @@ var mistakes = map[string][]mistake{
 		{"cuts-every-page", "cuts at every page as well", "a new one only where a piece ends or 1 MiB is full"},
 		{"pairs-pieces", "pairs the i-th pieces of both lists", "one per stretch that is contiguous on both sides"},
 	},
+	"13-queue": {
+		{"latency-from-run-start", "latency from the start of Run", "A job's latency runs from just before"},
+		{"latency-at-batch-end", "every job's latency taken when the whole batch is in", "A job's latency runs from just before"},
+		{"latency-between-completions", "latency as the time since the previous completion", "A job's latency runs from just before"},
+		{"doorbell-per-job", "a doorbell per job", "rang the doorbell"},
+		{"batch-not-capped", "batches of more than Size − 1", "More than Size − 1"},
+		{"no-cq-head", "never writes CQ_HEAD", "CQ_HEAD was never written"},
+		{"long-pause", "rests 5 µs between looks", "Is Run waiting longer than it must"},
+		{"total-without-the-end", "Total that is not the time Run took", "measure with c.Now()"},
+		{"ignores-status", "ignores failed completions", "Check each completion's status"},
+		{"mean-over-batches", "divides the latencies by the number of batches", "A job's latency runs from just before"},
+	},
+	"13-submit-batch": {
+		{"no-wmb", "no barrier before writel_relaxed", "the doorbell reached the device while descriptor stores"},
+		{"interrupt-on-every-job", "asks for an interrupt on every job", "descriptor of the batch only"},
+		{"interrupt-on-the-first", "asks for the interrupt on the first job", "descriptor of the batch only"},
+		{"doorbell-per-job", "rings once per job", "rang the doorbell"},
+		{"no-wrap", "never wraps the tail", "(it wraps at"},
+		{"same-req-id", "gives every job the same req_id", "cannot be told apart"},
+		{"empty-rings", "rings the doorbell for an empty batch", "An empty batch rings no doorbell"},
+		{"src-and-dst-swapped", "swaps source and destination", "in the right fields"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -433,6 +455,12 @@ var alternatives = map[string][]alternative{
 	},
 	"12-split-copy": {
 		{"offsets-into-the-whole", "walks the copy by its offset in the whole buffer"},
+	},
+	"13-queue": {
+		{"slices-and-mb", "start times in a slice indexed from the batch's first req_id, a full barrier"},
+	},
+	"13-submit-batch": {
+		{"writel-and-append", "a full barrier, the req_ids appended"},
 	},
 }
 
