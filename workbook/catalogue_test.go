@@ -346,6 +346,21 @@ var mistakes = map[string][]mistake{
 		{"empty-rings", "rings the doorbell for an empty batch", "An empty batch rings no doorbell"},
 		{"src-and-dst-swapped", "swaps source and destination", "in the right fields"},
 	},
+	"13-queue-from-scratch": {
+		{"cpu-addresses-in-registers", "programs the rings' CPU addresses", "the device needs the DMA address"},
+		{"no-wait-for-ready", "returns before the device is READY", "wait for READY before returning"},
+		{"no-rmb", "no read barrier in Reap", "with no read barrier between the phase loads and the body loads"},
+		{"relaxed-no-wmb", "writel_relaxed with no barrier", "a store into that slot landed only after it"},
+		{"size-in-flight", "lets Size requests be in flight", "which the device reads as empty"},
+		{"keeps-the-callers-req-id", "keeps the req_id the caller put in d", "cannot be told apart"},
+		{"no-cq-head", "never writes CQ_HEAD", "nothing has come back for 200 µs"},
+		{"no-phase-flip", "never flips the phase", "that is an entry from the last lap"},
+		{"close-leaves-it-enabled", "Close frees the rings of a running device", "would DMA into rings that are gone"},
+		{"close-leaks", "Close frees nothing", "are still allocated"},
+		{"no-size-check", "accepts any size", "ring sizes are powers of two from 2 to 4096"},
+		{"leaks-on-timeout", "keeps the rings when the device never becomes READY", "free the rings before returning the error"},
+		{"full-without-the-wrap", "full when the tail reaches the last slot", "Submit refused"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -461,6 +476,9 @@ var alternatives = map[string][]alternative{
 	},
 	"13-submit-batch": {
 		{"writel-and-append", "a full barrier, the req_ids appended"},
+	},
+	"13-queue-from-scratch": {
+		{"slot-ids-relaxed-wmb", "the slot number as req_id, an explicit wmb before writel_relaxed"},
 	},
 }
 
