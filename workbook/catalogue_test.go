@@ -482,6 +482,9 @@ var alternatives = map[string][]alternative{
 	},
 }
 
+// minMistakes is the fewest mistakes an exercise's catalogue may list.
+const minMistakes = 5
+
 // TestCatalogueMatchesTheFiles keeps the tables above and the files under
 // solutions/mistakes and solutions/alternatives in step: every entry has its
 // file, every file its entry, and every file is gofmt'd.
@@ -491,6 +494,12 @@ func TestCatalogueMatchesTheFiles(t *testing.T) {
 	for _, ex := range b.Exercises {
 		known[ex.ID] = true
 		t.Run(ex.ID, func(t *testing.T) {
+			// Every exercise's tests are proved against its chapter's classic
+			// mistakes and against another way of getting it right.
+			if len(mistakes[ex.ID]) < minMistakes || len(alternatives[ex.ID]) == 0 {
+				t.Errorf("the catalogue has %d mistakes and %d alternatives for %s; want at least %d and 1",
+					len(mistakes[ex.ID]), len(alternatives[ex.ID]), ex.ID, minMistakes)
+			}
 			for _, c := range []struct {
 				dir   string
 				names []string
@@ -628,4 +637,13 @@ func TestMistakesFailAndAlternativesPass(t *testing.T) {
 		})
 	}
 	t.Logf("%d mistakes and alternatives tested in %v", len(trials), time.Since(start).Round(time.Millisecond))
+	// The slowest, for whoever wants the proof faster.
+	keys := make([]string, 0, len(results))
+	for k := range results {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return results[keys[i]].Elapsed > results[keys[j]].Elapsed })
+	for _, k := range keys[:min(8, len(keys))] {
+		t.Logf("  %v %s", results[k].Elapsed.Round(time.Millisecond), k)
+	}
 }

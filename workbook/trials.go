@@ -120,7 +120,7 @@ func (b *Book) Trials(ctx context.Context, trials []Trial) (map[string]*Result, 
 		byID[id] = tr
 		patterns = append(patterns, "./"+dir+"/")
 	}
-	args := append([]string{"test", "-count=1", "-json", "-timeout=2m", "-vet=off"}, patterns...)
+	args := append([]string{"test", "-count=1", "-json", "-timeout=2m", "-vet=off", "-ldflags=-s -w"}, patterns...)
 	g := b.Go
 	if g == "" {
 		g = "go"
