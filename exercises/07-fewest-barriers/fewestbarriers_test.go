@@ -14,10 +14,11 @@ import (
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
+const budget sim.Time = 5_000_000 // 5 ms: 48 NOPs need well under 0.2 ms
+
 const (
-	budget sim.Time = 5_000_000 // 5 ms: 48 NOPs need well under 0.2 ms
-	size            = 8
-	jobs            = 48
+	size = 8
+	jobs = 48
 )
 
 func TestOnARM64(t *testing.T) {

@@ -13,10 +13,9 @@ import (
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
-const (
-	budget sim.Time = 5_000_000
-	size            = 8
-)
+const budget sim.Time = 5_000_000
+
+const size = 8
 
 func nops(first, n int) []sacc.Descriptor {
 	out := make([]sacc.Descriptor, n)

@@ -77,9 +77,6 @@ type Stats struct {
 	Doorbells   int // SQ_TAIL writes
 }
 
-// timeout bounds the wait for one batch.
-const timeout sim.Time = 10_000_000
-
 // Run copies every job through the queue, batch jobs per doorbell (at most
 // Size − 1), and measures.
 func Run(c *cpu.CPU, regs Registers, q *Ring, jobs []Job, batch int) (Stats, error) {

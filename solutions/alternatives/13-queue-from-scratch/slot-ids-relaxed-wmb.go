@@ -64,7 +64,6 @@ type Queue struct {
 	tail, head uint32
 	phase      uint8
 	inFlight   uint32
-	nextID     uint32
 }
 
 // readyTimeout is how long Open waits for READY.
