@@ -31,9 +31,12 @@
 //     time from the start of Run to its end; a job's latency runs from just
 //     before its descriptor is written to the moment Run reads its completion,
 //     and MeanLatency and MaxLatency are over all jobs;
-//   - the queue keeps the device busy: Total stays close to the device's own
-//     time for the jobs, and each latency close to the time the jobs ahead of
-//     it in its batch take.
+//   - the queue keeps the device busy: Total is at most 1.25 times the device's
+//     own time for the 48 jobs with batches of 1, 1.10 times with batches of 4,
+//     1.05 times with batches of 15 or more;
+//   - in a batch of b the device runs one job after another, T each, so the
+//     mean latency lies between 0.8 and 1.25 times T × (b + 1) / 2 (plus 1 µs),
+//     and the maximum between 0.8 and 1.25 times T × b (plus 1 µs).
 //
 // Edit this file, then run:
 //

@@ -28,10 +28,12 @@
 //     earlier driver left in them;
 //   - ENABLE is written only after the ring registers;
 //   - Start returns nil only once STATUS.READY is 1;
-//   - it returns an error at once (well within ReadyTimeout) when STATUS.ERROR
-//     is set, and the error says what ERR_CODE reads;
-//   - it returns an error when READY has not come ReadyTimeout after ENABLE:
-//     that is time, measured with c.Now(), not a number of polls.
+//   - it returns an error when STATUS.ERROR is set, within a quarter of
+//     ReadyTimeout of the device setting it, and the error says what ERR_CODE
+//     reads;
+//   - it returns an error when READY has not come ReadyTimeout after ENABLE,
+//     and no later than twice ReadyTimeout after it: that is time, measured
+//     with c.Now(), not a number of polls.
 //
 // Edit this file, then run:
 //

@@ -17,10 +17,10 @@
 //
 // The contract the tests hold WaitPhase to:
 //
-//   - it reports true once the entry's phase equals phase, and notices within
-//     a few hundred ns of the device writing it;
-//   - it reports false once c.Now() has reached deadline without that, and not
-//     long after it (a few hundred ns), never before it;
+//   - it reports true once the entry's phase equals phase, and returns within
+//     500 ns of the device writing it;
+//   - it reports false once c.Now() has reached deadline without that, within
+//     500 ns after it, never before it;
 //   - it reads no device register.
 //
 // Edit this file, then run:

@@ -25,8 +25,8 @@
 //     Recover returns nil; the whole CQ in memory (Size entries of 16 bytes at
 //     q.CQMem) is zeroed, and q.Tail, q.Head and q.Phase are 0, 0 and 1, so
 //     that a job submitted afterwards in slot 0 completes in slot 0;
-//   - if READY has not come ReadyTimeout after ENABLE, or ENABLE is refused,
-//     Recover returns an error, in time.
+//   - if ENABLE is refused, or READY has not come ReadyTimeout after ENABLE,
+//     Recover returns an error, no later than twice ReadyTimeout after ENABLE.
 //
 // Edit this file, then run:
 //
