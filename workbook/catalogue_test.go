@@ -578,7 +578,7 @@ func checkFormatted(t *testing.T, path string) {
 // TestMistakesFailAndAlternativesPass is the proof that the tests discriminate:
 // every catalogued mistake fails them, in a test and with a message that names
 // the mistake, and every catalogued alternative passes them. All the trials run
-// in one go test.
+// in one go test, those of one exercise in one test binary (Book.Trials).
 func TestMistakesFailAndAlternativesPass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on every catalogued mistake and alternative")
@@ -637,13 +637,4 @@ func TestMistakesFailAndAlternativesPass(t *testing.T) {
 		})
 	}
 	t.Logf("%d mistakes and alternatives tested in %v", len(trials), time.Since(start).Round(time.Millisecond))
-	// The slowest, for whoever wants the proof faster.
-	keys := make([]string, 0, len(results))
-	for k := range results {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return results[keys[i]].Elapsed > results[keys[j]].Elapsed })
-	for _, k := range keys[:min(8, len(keys))] {
-		t.Logf("  %v %s", results[k].Elapsed.Round(time.Millisecond), k)
-	}
 }

@@ -79,13 +79,81 @@ func (b *Book) Catalogue(ex *Exercise, dir string) ([]Trial, error) {
 const trialsModule = ExercisesModule + "/trials"
 
 // Trials runs every trial's exercise tests with the trial's files in place of
-// the learner's, in one go test over a temporary module that holds a copy of
-// each exercise (its tests and meta.json, the trial's files), so that the go
-// command builds and runs them all in parallel. The results are keyed by
-// Trial.Key.
+// the learner's, and returns the results keyed by Trial.Key. The trials of one
+// exercise share a package, and so one test binary (see merge.go); all the
+// packages build and run in one go test, in parallel, over a temporary module
+// that holds a copy of each exercise's tests and meta.json. A package that
+// could not be shared is run again, one trial per package.
 func (b *Book) Trials(ctx context.Context, trials []Trial) (map[string]*Result, error) {
 	out := map[string]*Result{}
 	if len(trials) == 0 {
+		return out, nil
+	}
+	var order []*Exercise
+	byEx := map[*Exercise][]Trial{}
+	for _, tr := range trials {
+		if byEx[tr.Exercise] == nil {
+			order = append(order, tr.Exercise)
+		}
+		byEx[tr.Exercise] = append(byEx[tr.Exercise], tr)
+	}
+	merged := map[string][]Trial{}
+	var alone []Trial
+	for _, ex := range order {
+		if trs := byEx[ex]; len(trs) > 1 {
+			merged[ex.ID+"--merged"] = trs
+		} else {
+			alone = append(alone, trs...)
+		}
+	}
+	tests := map[string][]string{} // the top-level tests of each merged package
+	results, err := b.runTrials(ctx, merged, func(dir string, trs []Trial, path string) error {
+		names, err := b.writeMerged(trs[0].Exercise, trs, path)
+		tests[dir] = names
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for dir, trs := range merged {
+		r := results[dir]
+		if r == nil || r.BuildFailed {
+			alone = append(alone, trs...) // one of them does not build: each on its own
+			continue
+		}
+		for i, tr := range trs {
+			t, complete := splitMerged(r, i, tests[dir])
+			if !complete {
+				alone = append(alone, tr) // stopped with the binary: run again on its own
+				continue
+			}
+			t.ID = tr.Exercise.ID
+			out[tr.Key()] = t
+		}
+	}
+	single := map[string][]Trial{}
+	for _, tr := range alone {
+		single[tr.Exercise.ID+"--"+tr.Name] = []Trial{tr}
+	}
+	results, err = b.runTrials(ctx, single, func(dir string, trs []Trial, path string) error {
+		return b.copyForTrial(trs[0], path)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for dir, trs := range single {
+		r := results[dir]
+		r.ID = trs[0].Exercise.ID
+		out[trs[0].Key()] = r
+	}
+	return out, nil
+}
+
+// runTrials writes each package of pkgs (directory name → its trials) with
+// write, runs them all in one go test, and returns the results by directory.
+func (b *Book) runTrials(ctx context.Context, pkgs map[string][]Trial, write func(dir string, trs []Trial, path string) error) (map[string]*Result, error) {
+	out := map[string]*Result{}
+	if len(pkgs) == 0 {
 		return out, nil
 	}
 	tmp, err := os.MkdirTemp("", "saccbook-trials-*")
@@ -105,22 +173,22 @@ func (b *Book) Trials(ctx context.Context, trials []Trial) (map[string]*Result, 
 	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+trialsModule+"\n\ngo 1.26\n"), 0o644); err != nil {
 		return nil, err
 	}
-	// The parser knows packages by exercise: each trial gets a stand-in whose
-	// import path is that of its copy.
+	// The parser knows packages by exercise: each package gets a stand-in whose
+	// import path is that of its directory.
 	var stand []*Exercise
-	byID := map[string]Trial{}
+	byID := map[string]string{}
 	var patterns []string
-	for _, tr := range trials {
-		dir := tr.Exercise.ID + "--" + tr.Name
-		if err := b.copyForTrial(tr, filepath.Join(tmp, dir)); err != nil {
+	for dir, trs := range pkgs {
+		if err := write(dir, trs, filepath.Join(tmp, dir)); err != nil {
 			return nil, err
 		}
 		id := strings.TrimPrefix(trialsModule, ExercisesModule+"/") + "/" + dir
 		stand = append(stand, &Exercise{ID: id})
-		byID[id] = tr
+		byID[id] = dir
 		patterns = append(patterns, "./"+dir+"/")
 	}
-	args := append([]string{"test", "-count=1", "-json", "-timeout=2m", "-vet=off", "-ldflags=-s -w"}, patterns...)
+	sort.Strings(patterns)
+	args := append([]string{"test", "-count=1", "-json", "-timeout=5m", "-vet=off", "-ldflags=-s -w"}, patterns...)
 	g := b.Go
 	if g == "" {
 		g = "go"
@@ -163,9 +231,7 @@ func (b *Book) Trials(ctx context.Context, trials []Trial) (map[string]*Result, 
 		if r.Elapsed == 0 {
 			r.Elapsed = time.Since(start)
 		}
-		tr := byID[id]
-		r.ID = tr.Exercise.ID
-		out[tr.Key()] = r
+		out[byID[id]] = r
 	}
 	return out, nil
 }

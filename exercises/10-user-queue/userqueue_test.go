@@ -185,8 +185,8 @@ func TestCopiesOnARM64(t *testing.T) {
 			for i, c := range got {
 				if c.ReqID != uint32(i) || c.Status != sacc.StatusOK {
 					d := "none"
-					if i < len(descs) {
-						d = descs[len(descs)-len(got)+i].String()
+					if j := len(descs) - len(got) + i; j >= 0 && j < len(descs) {
+						d = descs[j].String()
 					}
 					r.Fatalf("Completion %d is %+v; want req_id %d, status OK. The device read this descriptor: %s\n"+
 						"On arm64 the CPU may make the doorbell visible before the descriptor: a write barrier (WMB) must come "+
