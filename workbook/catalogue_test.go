@@ -272,6 +272,7 @@ var mistakes = map[string][]mistake{
 		{"status-as-code", "returns STATUS as the code", "want DeviceHalted"},
 		{"err-code-decides", "reads ERR_CODE to decide", "yet Diagnose read ERR_CODE"},
 		{"status-ignored-for-failures", "calls every completed command a success", "want CommandFailed"},
+		{"not-ready-is-halted", "takes READY clear for a halted device", "READY clear is not that"},
 	},
 	"11-recover": {
 		{"no-reset", "never resets the device", "never saw CTRL.RESET"},
