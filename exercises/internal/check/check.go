@@ -194,6 +194,27 @@ func Footer(meta Meta) string {
 // time. what names the function ("FindSACC").
 func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	m.t.Helper()
+	if start, ok := m.run(what, budget, f); !ok {
+		m.t.Fatal(m.Report(fmt.Sprintf("%s is still running after %s of virtual time (it started at t=%d ns). "+
+			"A loop that waits for something that never comes? Every wait needs a deadline.", what, Duration(budget), start)))
+	}
+}
+
+// DoWithin is Do for code that waits on the machine, when the test can say
+// better than the watchdog why it is still waiting: if f is still running after
+// budget nanoseconds of virtual time, DoWithin stops it and reports false, and
+// the test goes on. A panic, a fault, or a loop that lets no virtual time pass
+// still stops the test, as in Do.
+func (m *Machine) DoWithin(what string, budget sim.Time, f func()) bool {
+	m.t.Helper()
+	_, ok := m.run(what, budget, f)
+	return ok
+}
+
+// run is Do and DoWithin: it reports when f started, and false if the
+// watchdog stopped it.
+func (m *Machine) run(what string, budget sim.Time, f func()) (sim.Time, bool) {
+	m.t.Helper()
 	wd := &watchdog{}
 	start := m.M.Now()
 	if m.who == "" {
@@ -224,8 +245,7 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	switch {
 	case err == nil:
 	case errors.As(err, &stopped) && stopped.Reason == errWatchdog:
-		m.t.Fatal(m.Report(fmt.Sprintf("%s is still running after %s of virtual time (it started at t=%d ns). "+
-			"A loop that waits for something that never comes? Every wait needs a deadline.", what, Duration(budget), start)))
+		return start, false
 	case errors.As(err, &stopped):
 		// A fault of the learner's process (a *kernel.Segfault): told as a panic,
 		// with the lines of the learner's code it came through.
@@ -233,6 +253,7 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	case errors.As(err, &p):
 		m.t.Fatal(m.Report(fmt.Sprintf("%s panicked: %v\n%s", what, p.Value, learnerFrames(p.Stack))))
 	}
+	return start, true
 }
 
 // Duration formats virtual nanoseconds as people say them: 100 µs, 2 ms.
