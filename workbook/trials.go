@@ -149,6 +149,19 @@ func (b *Book) Trials(ctx context.Context, trials []Trial) (map[string]*Result, 
 	return out, nil
 }
 
+// goDirective is the workspace's own "go" line, so a trial workspace asks for
+// the same Go version as the modules it uses (a lower one is refused).
+func (b *Book) goDirective() string {
+	if data, err := os.ReadFile(filepath.Join(b.Root, "go.work")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "go" {
+				return line
+			}
+		}
+	}
+	return "go 1.26"
+}
+
 // runTrials writes each package of pkgs (directory name → its trials) with
 // write, runs them all in one go test, and returns the results by directory.
 func (b *Book) runTrials(ctx context.Context, pkgs map[string][]Trial, write func(dir string, trs []Trial, path string) error) (map[string]*Result, error) {
@@ -161,7 +174,8 @@ func (b *Book) runTrials(ctx context.Context, pkgs map[string][]Trial, write fun
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	work := fmt.Sprintf("go 1.26\n\nuse (\n\t%s\n\t%s\n\t.\n)\n", b.Root, filepath.Join(b.Root, "exercises"))
+	goLine := b.goDirective()
+	work := fmt.Sprintf("%s\n\nuse (\n\t%s\n\t%s\n\t.\n)\n", goLine, b.Root, filepath.Join(b.Root, "exercises"))
 	if err := os.WriteFile(filepath.Join(tmp, "go.work"), []byte(work), 0o644); err != nil {
 		return nil, err
 	}
@@ -170,7 +184,7 @@ func (b *Book) runTrials(ctx context.Context, pkgs map[string][]Trial, write fun
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+trialsModule+"\n\ngo 1.26\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+trialsModule+"\n\n"+goLine+"\n"), 0o644); err != nil {
 		return nil, err
 	}
 	// The parser knows packages by exercise: each package gets a stand-in whose
