@@ -107,7 +107,10 @@ export class Connection {
     const p = this.params;
     this.awaitWelcome = true;
     this.failPending("a new run started");
-    this.send({ type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] });
+    const m = { type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] };
+    // A learner's recorded exercise run: replayed from its record, nothing runs.
+    if (p.recorded) { m.run = "recorded"; m.exercise = p.recorded; }
+    this.send(m);
     this.setState("starting");
   }
 

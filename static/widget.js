@@ -145,7 +145,11 @@ class Widget {
     this.speedChosen = false; // the reader picked a speed: keep it
     this.markerSpecs = parseMarkers(root.dataset.markers);
     this.foldNames = root.dataset.folds == null ? null : root.dataset.folds.split(",").filter(Boolean);
+    this.recorded = root.dataset.recorded || "";
     this.startSeq = Math.max(0, parseInt(root.dataset.seq, 10) || 0);
+    // A recorded run's page opens where its address says: /runs/ID#seq=N.
+    const hashSeq = this.recorded && typeof location !== "undefined" ? /(?:^#|&)seq=(\d+)/.exec(location.hash || "") : null;
+    if (hashSeq) this.startSeq = Number(hashSeq[1]);
     this.startMarker = root.dataset.start || "";
     this.runs = { with: this.newRun(), without: this.newRun() };
     this.showing = "with";
@@ -274,7 +278,7 @@ class Widget {
 
   hello(fresh) {
     const o = { ...this.options };
-    this.conn.hello({ scenario: this.scenario, seed: this.seed, options: o, quirks: [...this.quirks] });
+    this.conn.hello({ scenario: this.scenario, seed: this.seed, options: o, quirks: [...this.quirks], recorded: this.recorded });
     this.awaitingWelcome = true;
     this.root.dataset.run = "running";
     if (fresh) { this.pause(); this.target = 0; }

@@ -59,6 +59,38 @@ type Config struct {
 	// Source, if set, serves the Go sources that events point at under /source/
 	// (package saccbook's Source), so the source view can show the line itself.
 	Source fs.FS
+	// Workbook, if set, serves the learner's exercises: /exercises/ID, the
+	// recorded runs at /runs/ID, and the files the learner edits under
+	// /source/exercises/… (package workbook, through cmd/saccbook).
+	Workbook Workbook
+}
+
+// Workbook is what the server knows of the learner's workspace. Every method
+// reads the workspace afresh: the pages follow the learner's progress.
+type Workbook interface {
+	// Exercise is one exercise's page, or false when there is none.
+	Exercise(id string) (*ExercisePage, bool)
+	// SourceFile is a file the learner edits, named from the workspace root;
+	// only the files meta.json lists.
+	SourceFile(name string) ([]byte, error)
+}
+
+// ExercisePage is what an exercise's page shows.
+type ExercisePage struct {
+	ID, Title, ChapterURL string
+	Goal                  string   // the stub's package doc
+	Files                 []string // what to edit, relative to the exercise
+	Hints                 []string
+	Status                string // "new", "started", "done"
+	LastRun               *LastRun
+}
+
+// LastRun is an exercise's last recorded run.
+type LastRun struct {
+	Failed  bool
+	Test    string
+	Message string
+	FailSeq uint64
 }
 
 // NewHandler renders the book and returns the server's handler. Every chapter
@@ -112,9 +144,26 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
 		})
 		r.Get(manifest.Path, serveManifest)
-		if cfg.Source != nil {
+		if cfg.Source != nil || cfg.Workbook != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
-				serveSource(w, r, cfg.Source, chi.URLParam(r, "*"))
+				name := chi.URLParam(r, "*")
+				if cfg.Workbook != nil && strings.HasPrefix(name, "exercises/") {
+					serveLearnerSource(w, r, cfg.Workbook, name)
+					return
+				}
+				if cfg.Source == nil {
+					http.NotFound(w, r)
+					return
+				}
+				serveSource(w, r, cfg.Source, name)
+			})
+		}
+		if cfg.Workbook != nil {
+			r.Get("/exercises/{id}", func(w http.ResponseWriter, r *http.Request) {
+				pages.serveExercise(w, r, cfg.Workbook, chi.URLParam(r, "id"), pages.exercise)
+			})
+			r.Get("/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
+				pages.serveExercise(w, r, cfg.Workbook, chi.URLParam(r, "id"), pages.run)
 			})
 		}
 		r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -241,9 +290,12 @@ func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, rest string) {
 
 // pageSet is every page of the site, rendered at start-up.
 type pageSet struct {
-	toc      []byte
-	notFound []byte
-	chapters map[string][]byte // by slug
+	exercise    *template.Template // rendered per request: they show progress
+	run         *template.Template
+	allChapters []*Chapter
+	toc         []byte
+	notFound    []byte
+	chapters    map[string][]byte // by slug
 }
 
 // pageData is what the templates see.
@@ -254,10 +306,11 @@ type pageData struct {
 	Prev     *Chapter
 	Next     *Chapter
 	Sidebar  bool
+	Exercise *ExercisePage // on an exercise's page and its run's
 }
 
 func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
-	funcs := template.FuncMap{"asset": assets.url}
+	funcs := template.FuncMap{"asset": assets.url, "inc": func(i int) int { return i + 1 }}
 	parse := func(page string) (*template.Template, error) {
 		return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
 	}
@@ -280,7 +333,13 @@ func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps := &pageSet{chapters: map[string][]byte{}}
+	ps := &pageSet{chapters: map[string][]byte{}, allChapters: chapters}
+	if ps.exercise, err = parse("exercise.html"); err != nil {
+		return nil, err
+	}
+	if ps.run, err = parse("run.html"); err != nil {
+		return nil, err
+	}
 	if ps.toc, err = exec(tocT, pageData{Title: "Contents", Chapters: chapters}); err != nil {
 		return nil, err
 	}
@@ -351,5 +410,44 @@ func serveSource(w http.ResponseWriter, r *http.Request, src fs.FS, name string)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(b)
+}
+
+// serveExercise answers GET /exercises/ID and /runs/ID with page t, rendered
+// now from the workspace.
+func (p *pageSet) serveExercise(w http.ResponseWriter, r *http.Request, wb Workbook, id string, t *template.Template) {
+	ex, ok := wb.Exercise(id)
+	if !ok {
+		p.serveNotFound(w, r)
+		return
+	}
+	var b bytes.Buffer
+	title := ex.Title
+	if t == p.run {
+		title = "Your run: " + ex.Title
+	}
+	if err := t.ExecuteTemplate(&b, "layout", pageData{Title: title, Chapters: p.allChapters, Sidebar: true, Exercise: ex}); err != nil {
+		http.Error(w, "500 the page did not render", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
+// serveLearnerSource answers GET /source/exercises/ID/FILE with a file the
+// learner edits, read from the workspace now (never cached: it changes).
+func serveLearnerSource(w http.ResponseWriter, r *http.Request, wb Workbook, name string) {
+	if !fs.ValidPath(name) {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := wb.SourceFile(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(b)
 }

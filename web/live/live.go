@@ -16,6 +16,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"path"
@@ -43,6 +44,18 @@ type Options struct {
 	// Shared are the classroom streams, by name (/ws/shared/{name}). A spec that
 	// names an unknown scenario or a bad option is logged and left out.
 	Shared map[string]SharedSpec
+	// Recorded, if set, finds the recorded run of an exercise for a hello with
+	// run "recorded" (the learner's own run, as exercises/.runs/ID.json holds
+	// it): the server replays it and never runs the learner's code.
+	Recorded func(exercise string) (*Recording, error)
+}
+
+// Recording is a learner's recorded exercise run.
+type Recording struct {
+	Events  []json.RawMessage // the protocol's event objects, in order
+	FailSeq uint64            // the failing event, 0 for a run that passed
+	Error   string            // the failure message, "" for a run that passed
+	Log     []string          // what the run said: its tests and how each ended
 }
 
 // SharedSpec is one classroom stream: one machine, many viewers.
@@ -80,12 +93,13 @@ type hooks struct {
 // Hub serves private sessions and shared streams. Its methods are safe for
 // concurrent use.
 type Hub struct {
-	log     *slog.Logger
-	hosts   []string // patterns for the Host header
-	origins []string // patterns for the Origin header, beyond same-origin
-	queue   int
-	hooks   hooks
-	streams map[string]*stream // fixed at New
+	log      *slog.Logger
+	hosts    []string // patterns for the Host header
+	origins  []string // patterns for the Origin header, beyond same-origin
+	queue    int
+	hooks    hooks
+	streams  map[string]*stream // fixed at New
+	recorded func(string) (*Recording, error)
 
 	ctx    context.Context // cancelled by Close: runs and streams stop
 	cancel context.CancelFunc
@@ -101,13 +115,14 @@ func New(opts Options) *Hub { return newHub(opts, hooks{}) }
 
 func newHub(opts Options, hk hooks) *Hub {
 	h := &Hub{
-		log:     opts.Logger,
-		hosts:   opts.AllowedOrigins,
-		origins: opts.AllowedOrigins,
-		queue:   opts.QueueSize,
-		hooks:   hk,
-		streams: map[string]*stream{},
-		conns:   map[*conn]struct{}{},
+		log:      opts.Logger,
+		hosts:    opts.AllowedOrigins,
+		origins:  opts.AllowedOrigins,
+		queue:    opts.QueueSize,
+		hooks:    hk,
+		recorded: opts.Recorded,
+		streams:  map[string]*stream{},
+		conns:    map[*conn]struct{}{},
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -28,6 +28,9 @@ const (
 	// runBaseline marks what belongs to the run without the quirks, when a hello
 	// asked for some: its events, its end, and inspection of it.
 	runBaseline = "baseline"
+	// runRecorded is a hello's run for a learner's recorded exercise run: its
+	// events come from the record, no machine runs.
+	runRecorded = "recorded"
 )
 
 // ---------------------------------------------------------------------------
@@ -49,7 +52,8 @@ type clientMsg struct {
 	Seq      uint64
 	HasSeq   bool
 	Line     string
-	Run      string // inspect: "" (the run) or "baseline" (the run without the quirks)
+	Run      string // inspect: "" (the run) or "baseline" (the run without the quirks); hello: "" or "recorded"
+	Exercise string // hello with run "recorded": whose recorded run to replay
 }
 
 // parseClient decodes one client message. On error, the message's id is still
@@ -108,6 +112,15 @@ func parseClient(data []byte) (clientMsg, error) {
 		if _, err = field("profile", &m.Profile, "a string"); err != nil {
 			return m, err
 		}
+		if _, err = field("run", &m.Run, "a string"); err != nil {
+			return m, err
+		}
+		if _, err = field("exercise", &m.Exercise, "a string"); err != nil {
+			return m, err
+		}
+		if m.Run != "" && m.Run != runRecorded {
+			return m, fmt.Errorf("hello: run %q: want %q or none", m.Run, runRecorded)
+		}
 	case "inspect":
 		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
 			return m, err
@@ -154,6 +167,9 @@ type welcomeMsg struct {
 	Compare  bool              `json:"compare"` // the run without them follows, then a diverge
 	Profile  string            `json:"profile"`
 	Shared   bool              `json:"shared"`
+	Run      string            `json:"run,omitempty"`      // "recorded" for a recorded run
+	Exercise string            `json:"exercise,omitempty"` // the recorded run's exercise
+	FailSeq  uint64            `json:"fail_seq,omitempty"` // the recorded run's failing event, 0 if it passed
 	Kinds    json.RawMessage   `json:"kinds"`
 }
 

@@ -102,6 +102,10 @@ func (s *socket) hello(m clientMsg) {
 		s.joinShared()
 		return
 	}
+	if m.Run == runRecorded {
+		s.replay(m)
+		return
+	}
 	seed := uint64(1)
 	if m.HasSeed {
 		seed = m.Seed
@@ -125,6 +129,54 @@ func (s *socket) hello(m clientMsg) {
 		Shared: false, Kinds: kindsJSON(),
 	}))
 	s.startRun(cfg)
+}
+
+// replay answers a hello for a recorded run: the record's events, in batches,
+// and an end whose error is the failure message. Nothing runs: the learner's
+// code ran in their own go test, which wrote the record.
+func (s *socket) replay(m clientMsg) {
+	if s.h.recorded == nil {
+		s.c.send(errorMessage(codeBadRequest, "hello: this server has no recorded runs (saccbook serve shows them inside a workspace)", m.ID))
+		return
+	}
+	rec, err := s.h.recorded(m.Exercise)
+	if err != nil {
+		s.c.send(errorMessage(codeBadRequest, "hello: "+err.Error(), m.ID))
+		return
+	}
+	s.stopRun()
+	s.cfg = nil // inspection needs a machine; a recorded run has none
+	s.c.send(encode(welcomeMsg{
+		Type: "welcome", V: protoVersion, Session: newID(), Scenario: runRecorded,
+		Options: map[string]string{}, Quirks: []string{}, Run: runRecorded, Exercise: m.Exercise,
+		FailSeq: rec.FailSeq, Kinds: kindsJSON(),
+	}))
+	var last, t uint64
+	for i := 0; i < len(rec.Events); i += maxBatch {
+		batch := rec.Events[i:min(i+maxBatch, len(rec.Events))]
+		var head struct {
+			Seq uint64 `json:"seq"`
+			T   uint64 `json:"t"`
+		}
+		_ = json.Unmarshal(batch[0], &head)
+		b := appendEventsHeader(nil, "", head.Seq)
+		for j, ev := range batch {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, ev...)
+		}
+		if !s.c.send(closeEvents(b)) {
+			return
+		}
+		_ = json.Unmarshal(batch[len(batch)-1], &head)
+		last, t = head.Seq, head.T
+	}
+	var end error
+	if rec.Error != "" {
+		end = errors.New(rec.Error)
+	}
+	s.c.send(endMessage("", last, t, end, rec.Log))
 }
 
 func (s *socket) joinShared() {

@@ -15,8 +15,10 @@
 //	}
 //
 // Fatalf and Errorf add the last trace events since the learner's code was
-// called, the exercise's replay command and chapter (from its meta.json), and
-// "saccbook hint ID".
+// called, the exercise's replay command and chapter (from its meta.json),
+// "saccbook hint ID", and the address of the run in the browser: every test
+// leaves a record of its run in exercises/.runs/ID.json when it ends (record.go),
+// which `saccbook serve` replays.
 package check
 
 import (
@@ -77,6 +79,8 @@ type Machine struct {
 	// failure messages show what happened from there on.
 	from int
 	who  string
+	// fail is the first failure reported, for the run record.
+	fail *failure
 }
 
 // Boot builds a machine from cfg and boots the kernel on it without the SACC
@@ -95,6 +99,7 @@ func Boot(t testing.TB, cfg host.Config) *Machine {
 		t.Fatalf("check: boot the kernel: %v", err)
 	}
 	m.Host = h
+	t.Cleanup(m.saveRecord)
 	return m
 }
 
@@ -136,6 +141,13 @@ func (m *Machine) Fatalf(format string, a ...any) {
 // moment the learner's code was first called, if it was), how to replay the run,
 // and where the hints are.
 func (m *Machine) Report(msg string) string {
+	var seq uint64
+	if n := len(m.rec.Events); n > 0 {
+		seq = m.rec.Events[n-1].Seq
+	}
+	if m.fail == nil {
+		m.fail = &failure{msg: strings.TrimSpace(msg), seq: seq}
+	}
 	var b strings.Builder
 	b.WriteString("\n")
 	b.WriteString(strings.TrimSpace(msg))
@@ -151,6 +163,9 @@ func (m *Machine) Report(msg string) string {
 		b.WriteString(FormatLast(evs, LastEvents))
 	}
 	b.WriteString(Footer(m.meta))
+	if m.meta.ID != "" {
+		b.WriteString(RunLink(m.meta.ID, m.fail.seq))
+	}
 	return b.String()
 }
 
@@ -179,7 +194,11 @@ func Footer(meta Meta) string {
 		fmt.Fprintf(&b, "Watch the same steps done right:  %s\n", meta.Replay)
 	}
 	if meta.ChapterURL != "" {
-		fmt.Fprintf(&b, "Read it again in the browser:     saccbook serve, then http://127.0.0.1:8080%s\n", meta.ChapterURL)
+		if addr := serveAddr(); addr != "" {
+			fmt.Fprintf(&b, "Read it again in the browser:     open http://%s%s\n", addr, meta.ChapterURL)
+		} else {
+			fmt.Fprintf(&b, "Read it again in the browser:     saccbook serve, then open %s\n", meta.ChapterURL)
+		}
 	}
 	if meta.ID != "" {
 		fmt.Fprintf(&b, "Stuck?                            saccbook hint %s\n", meta.ID)
