@@ -362,6 +362,27 @@ var mistakes = map[string][]mistake{
 		{"leaks-on-timeout", "keeps the rings when the device never becomes READY", "free the rings before returning the error"},
 		{"full-without-the-wrap", "full when the tail reaches the last slot", "Submit refused"},
 	},
+	"14-fence-wait": {
+		{"equals-point", "waits for value == point", "not when value == point"},
+		{"no-rmb", "no read barrier once the point is reached", "End Wait with a read barrier"},
+		{"no-deadline", "waits for ever", "Every wait needs a deadline"},
+		{"sleep-first", "rests before the first look", "a point already passed costs one load"},
+		{"one-look", "looks once", "again and again"},
+		{"counts-looks", "gives up after a number of looks", "Wait for the whole limit"},
+		{"returns-the-point", "returns the point asked for, not the value seen", "a point long passed"},
+	},
+	"14-fence-emit": {
+		{"one-slot", "every fence copies from slot 0", "from the same slot"},
+		{"fence-first", "queues the fence before the jobs", "before the job it should follow"},
+		{"no-wmb", "no write barrier before the doorbell", "a write barrier (c.P.Kernel().CPU.WMB()) must come after"},
+		{"no-wrap", "never wraps the tail", "it wraps to 0"},
+		{"doorbell-per-descriptor", "rings once per descriptor", "ring it once"},
+		{"fence-per-job", "a fence behind every job of a batch", "One Submit is one fence"},
+		{"user-address-src", "the slot's user address as the fence's source", "which is not in the slots page"},
+		{"no-doorbell", "never rings the doorbell", "never saw a doorbell"},
+		{"old-point-stored", "stores the point before counting it", "did not hold the point"},
+		{"fence-to-the-slot", "the fence copies into the next slot, not the fence page", "Dst must be c.Fence"},
+	},
 }
 
 // alternatives is the catalogue of correct solutions in other styles that each
@@ -480,6 +501,13 @@ var alternatives = map[string][]alternative{
 	},
 	"13-queue-from-scratch": {
 		{"slot-ids-relaxed-wmb", "the slot number as req_id, an explicit wmb before writel_relaxed"},
+	},
+	"14-fence-wait": {
+		{"for-condition-mb", "the deadline in the loop condition, a full barrier"},
+		{"reached-helper", "the look in a closure, the time measured from the start"},
+	},
+	"14-fence-emit": {
+		{"number-first-mb", "the number first, the descriptors stored in runs, a full barrier"},
 	},
 }
 
