@@ -67,7 +67,8 @@ type Config struct {
 	// StoreBuffer is the number of stores that can wait; 0 means 56.
 	StoreBuffer int
 	// MaxLinger bounds how long an arm64 store may wait in the buffer; 0 means
-	// 400 ns, longer than a doorbell takes to reach the device.
+	// four times the cost model's mmio_write, longer than a doorbell takes to
+	// reach the device, so a store nothing orders may land after the fetch.
 	MaxLinger sim.Time
 	// NoSource skips recording the source line of each operation (faster).
 	NoSource bool
@@ -126,7 +127,7 @@ func New(m *machine.Machine, cfg Config) *CPU {
 		cfg.StoreBuffer = 56
 	}
 	if cfg.MaxLinger == 0 {
-		cfg.MaxLinger = 400
+		cfg.MaxLinger = max(4*m.Cost().MMIOWrite, 1)
 	}
 	if cfg.MaxHoist == 0 {
 		cfg.MaxHoist = DefaultMaxHoist
@@ -549,6 +550,14 @@ func (c *CPU) mmioRead(addr uint64, size int) uint64 {
 	c.begin()
 	c.stats.MMIOReads++
 	c.mmioOrder(false)
+	if r, _ := c.m.Decode(addr); r == machine.RegionBAR0 || r == machine.RegionBAR1 {
+		// A read does not pass the posted writes before it to the same device
+		// (PCIe ordering): the CPU stalls until they have landed, then makes its
+		// round trip. This is why a read-back flushes a posted write.
+		if t := c.m.PostedLanded(); t > c.m.Now() {
+			c.m.RunUntil(t)
+		}
+	}
 	v := c.m.Read(addr, size)
 	d := c.cost.MMIORead
 	if r, _ := c.m.Decode(addr); r == machine.RegionECAM {
@@ -559,7 +568,9 @@ func (c *CPU) mmioRead(addr uint64, size int) uint64 {
 }
 
 // Writel is writel()/iowrite32(): earlier stores are visible first (Linux's
-// writel contains a wmb on weakly ordered CPUs), then one posted write.
+// writel contains a wmb on weakly ordered CPUs), then one posted write, which
+// reaches the device one mmio_write latency later; only a read from the device
+// tells the CPU it has arrived.
 func (c *CPU) Writel(addr uint64, v uint32) { c.mmioWrite(addr, 4, uint64(v), true) }
 
 // WritelRelaxed is writel_relaxed(): no ordering against earlier stores to memory.
@@ -578,12 +589,15 @@ func (c *CPU) mmioWrite(addr uint64, size int, v uint64, ordered bool) {
 	c.begin()
 	c.stats.MMIOWrites++
 	c.mmioOrder(ordered)
-	c.m.Write(addr, size, v)
-	d := c.cost.MMIOWriteIssue
 	if r, _ := c.m.Decode(addr); r == machine.RegionECAM {
-		d = c.cost.ConfigAccess // configuration writes are non-posted
+		c.m.Write(addr, size, v)
+		c.end(c.cost.ConfigAccess) // configuration writes are non-posted
+		return
 	}
-	c.end(d)
+	// Posted: the CPU pays for issuing the write and moves on; the write reaches
+	// the device mmio_write later, in order with the CPU's other MMIO writes.
+	c.m.PostWrite(addr, size, v)
+	c.end(c.cost.MMIOWriteIssue)
 }
 
 // Inl and Outl are port I/O (x86 in/out): serialising, like an MMIO read.

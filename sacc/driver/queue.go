@@ -261,8 +261,9 @@ func (dev *Device) timedOut(r *Request) error {
 // ---------------------------------------------------------------------------
 // Interrupts
 
-// completionIRQ handles vector 0: acknowledge first, then drain, so a completion
-// posted while draining raises a new interrupt instead of being missed (§9).
+// completionIRQ handles vector 0: acknowledge, read a register back, then drain,
+// so that a completion posted at any moment is either found by the drain or
+// raises a new interrupt (§9).
 func (dev *Device) completionIRQ(v uint8, _ any) kernel.IRQReturn {
 	dev.Stats.Interrupts++
 	if dev.ackAndReap() == 0 {
@@ -271,16 +272,34 @@ func (dev *Device) completionIRQ(v uint8, _ any) kernel.IRQReturn {
 	return kernel.IRQHandled
 }
 
-// ackAndReap acknowledges the completion interrupt and then drains the CQ,
-// returning how many completions it consumed. Under drain-then-ack the order is
-// reversed, and a completion that lands between the two raises nothing.
+// ackAndReap acknowledges the completion interrupt and drains the CQ, returning
+// how many completions it consumed.
+//
+// The acknowledgement is a posted write: it reaches the device one write latency
+// after the CPU issues it. A completion the device posts in that window finds
+// IRQ_STATUS still set and sends no MSI, so the drain must not run before the
+// acknowledgement has landed. Reading a register of the same device makes sure of
+// that: the read cannot pass the posted write, and its completion cannot pass the
+// device's completion writes before it (memory-barriers.txt on flushing posted
+// writes; dma-api-howto.rst, "flush write buffers … by reading a register"). After
+// the read-back, every completion is either in memory for the drain or comes
+// after the acknowledgement, with an interrupt of its own.
+//
+// Under drain-then-ack the order is reversed, and a completion that lands between
+// the two raises nothing; under ack-without-readback the read-back is left out,
+// and a completion posted while the acknowledgement is on the wire is lost.
 func (dev *Device) ackAndReap() int {
-	if dev.q.Has(quirk.DrainThenAck) {
+	switch {
+	case dev.q.Has(quirk.DrainThenAck):
 		n := dev.Reap()
 		dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
 		return n
+	case dev.q.Has(quirk.AckWithoutReadback):
+		dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
+		return dev.Reap()
 	}
 	dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
+	dev.readReg(sacc.RegIRQStatus) // flush the posted acknowledgement
 	return dev.Reap()
 }
 
