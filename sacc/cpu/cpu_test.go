@@ -185,7 +185,7 @@ func TestCPUEventsCarryTheirSource(t *testing.T) {
 			pc = ev.PC
 		}
 	}))
-	c.Writel(h.BAR0+sacc.RegSQTail, 0) // the line under test
+	c.Writel(h.BAR0+sacc.RegSQTail, 0)    // the line under test
 	c.Delay(c.Machine().Cost().MMIOWrite) // the posted write lands
 	if pc == 0 {
 		t.Fatal("doorbell event has no source")
