@@ -59,10 +59,15 @@ func Rings(m *machine.Machine, env *Env) error {
 		if err != nil && !errors.Is(err, driver.ErrRingFull) {
 			return err
 		}
+		// The doorbell is a posted write still on its way: the tail it carries is
+		// the old one plus the descriptors queued, modulo the ring size.
+		to := (from + uint32(k)) % uint32(size)
 		fill := "room left"
 		if errors.Is(err, driver.ErrRingFull) {
 			fill = "ring full"
 		}
+		fmt.Fprintf(env.Log, "doorbell %d: SQ_TAIL %d -> %d, %d descriptors in slots %s (%s)\n",
+			bell, from, to, k, ch05SlotSpan(from, k, uint32(size)), fill)
 		sent += k
 		if k == 0 {
 			return fmt.Errorf("the driver queued nothing with %d jobs in flight", dev.InFlight())
@@ -71,11 +76,6 @@ func Rings(m *machine.Machine, env *Env) error {
 			ch05TellStuck(env, h, reqs[sent-1], err)
 			return nil
 		}
-		// The doorbell is a posted write: the device's SQ_TAIL is read once it
-		// has surely landed, after the last job of the batch completed.
-		to := m.Device().State().SQTail
-		fmt.Fprintf(env.Log, "doorbell %d: SQ_TAIL %d -> %d, %d descriptors in slots %s (%s)\n",
-			bell, from, to, k, ch05SlotSpan(from, k, uint32(size)), fill)
 	}
 	st = m.Device().State()
 	fmt.Fprintf(env.Log, "%d jobs in %d ns: the SQ tail went round %d times; %d CQ_HEAD writes gave the slots back (CQ_HEAD now %d)\n",
