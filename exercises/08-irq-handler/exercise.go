@@ -6,11 +6,19 @@
 // by writing 1 to IRQ_ACK (BAR0 offset 0x38, sacc.RegIRQAck, value
 // sacc.IRQCompletion). Reading IRQ_STATUS does not clear it (specification §9).
 //
-// So the order of the two things a handler does matters. Drain the CQ first and
+// So the order of what a handler does matters. Drain the CQ first and
 // acknowledge after, and a completion that lands between your last look at the
 // CQ and the acknowledgement is lost: the device saw the bit set and sent
 // nothing, then your acknowledgement cleared the bit. No interrupt will ever come
 // for that completion.
+//
+// Acknowledging first is not enough either. The write to IRQ_ACK is posted: the
+// CPU moves on at once, and the write reaches the device about 500 ns later. A
+// completion posted in that time still finds the bit set. Only a read from the
+// same device tells you the write has arrived: a read cannot pass a posted write
+// to the same device, and its answer cannot pass the completions the device wrote
+// before it (Linux's Documentation/memory-barriers.txt and
+// core-api/dma-api-howto.rst say the same).
 //
 // Edit this file, then run:
 //
@@ -18,9 +26,10 @@
 //	saccbook check 08-irq-handler
 package irqhandler
 
-// Registers is the driver's mapping of BAR0 (*kernel.IOMem has this method).
+// Registers is the driver's mapping of BAR0 (*kernel.IOMem has these methods).
 type Registers interface {
 	Writel(off uint32, v uint32)
+	Readl(off uint32) uint32
 }
 
 // Handle is the handler of the completion vector. reap consumes every new
@@ -28,7 +37,7 @@ type Registers interface {
 // consumed. Handle returns how many completions this interrupt found; 0 is
 // allowed (an interrupt with nothing left to do).
 func Handle(regs Registers, reap func() int) int {
-	// TODO: acknowledge the interrupt and drain the CQ, in the order that never
-	// loses a completion.
+	// TODO: acknowledge the interrupt and drain the CQ, in an order that never
+	// loses a completion, whenever it lands.
 	return 0
 }

@@ -199,6 +199,11 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	if m.who == "" {
 		m.from, m.who = m.Mark(), what
 	}
+	// MMIO writes are posted: what the harness wrote before f lands before f
+	// starts, so that none of its events are counted as f's.
+	if t := m.M.PostedLanded(); t > m.M.Now() {
+		m.M.RunUntil(t)
+	}
 	m.M.Sim().Schedule(budget, wd, 0, 0, 0)
 	done := make(chan error, 1)
 	go func() {
@@ -206,6 +211,11 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 		defer func() { done <- err }() // also when f ends the goroutine (runtime.Goexit)
 		err = sim.Run(func() error {
 			f()
+			// MMIO writes are posted: the tests look at the device once what f
+			// wrote has reached it, as a read-back by f would have made sure.
+			if t := m.M.PostedLanded(); t > m.M.Now() {
+				m.M.RunUntil(t)
+			}
 			return nil
 		})
 	}()
