@@ -107,6 +107,7 @@ type CPU struct {
 	cache cache
 
 	irqHandler func(vector uint8) bool
+	irqReturn  func()
 	irqOn      bool
 	inIRQ      bool
 
@@ -230,6 +231,10 @@ func (c *CPU) end(d sim.Time) {
 // vector and reports whether a handler claimed it.
 func (c *CPU) SetIRQHandler(h func(vector uint8) bool) { c.irqHandler = h }
 
+// SetIRQReturn installs what the kernel runs when the CPU comes back from its
+// interrupts to process context (the point where Linux's workers get the CPU).
+func (c *CPU) SetIRQReturn(f func()) { c.irqReturn = f }
+
 // EnableIRQs and DisableIRQs are local_irq_enable and local_irq_disable.
 func (c *CPU) EnableIRQs() {
 	c.irqOn = true
@@ -249,10 +254,11 @@ func (c *CPU) takeInterrupts() {
 	if !c.irqOn || c.inIRQ || c.irqHandler == nil {
 		return
 	}
+	took := false
 	for {
 		v, ok := c.m.Interrupts().Take()
 		if !ok {
-			return
+			break
 		}
 		c.stats.Interrupts++
 		c.inIRQ = true
@@ -265,6 +271,10 @@ func (c *CPU) takeInterrupts() {
 		}
 		c.trace.EmitIRQExit(uint64(v), h)
 		c.inIRQ = false
+		took = true
+	}
+	if took && c.irqReturn != nil {
+		c.irqReturn()
 	}
 }
 
