@@ -216,6 +216,7 @@ var mistakes = map[string][]mistake{
 		{"acks-with-zero", "writes 0 to IRQ_ACK", "never acknowledged"},
 		{"acks-irq-status", "writes IRQ_STATUS, which is read-only", "never acknowledged"},
 		{"returns-the-recheck", "drain, ack, drain, but returns only the second count", "Handle returned"},
+		{"ack-then-drain", "acknowledges, then drains without reading a register back", "without reading a register back"},
 	},
 	"08-irq-readback": {
 		{"no-read-back", "acknowledges and drains with no read between", "with no register read between"},
@@ -455,8 +456,8 @@ var alternatives = map[string][]alternative{
 		{"mask-first-then-unmask", "masks first, unmasks by clearing the bit, tests the PBA by shifting"},
 	},
 	"08-irq-handler": {
-		{"drain-ack-recheck", "drains, acknowledges, drains again"},
-		{"ack-until-quiet", "acknowledges and drains until a drain finds nothing"},
+		{"drain-ack-read-drain", "drains, acknowledges, reads STATUS back, drains again"},
+		{"until-status-clear", "acknowledges, reads IRQ_STATUS back, drains, until the status reads clear"},
 	},
 	"08-irq-readback": {
 		{"drain-ack-recheck", "drains, acknowledges, drains again"},

@@ -42,6 +42,7 @@ func complete(t *testing.T, r *ringrig.Rig, rd *ringrig.Reader, d sacc.Descripto
 		t.Fatalf("check: no completion for req_id %d", id)
 	}
 	r.Regs.Writel(sacc.RegCQHead, rd.Head)
+	r.Regs.Readl(sacc.RegSTATUS) // a read-back: the posted CQ_HEAD has landed before Diagnose runs
 	return c
 }
 

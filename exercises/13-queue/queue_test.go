@@ -148,7 +148,7 @@ func TestBatchSizes(t *testing.T) {
 			if st.Doorbells != res.doorbells {
 				r.Fatalf("Stats.Doorbells is %d, but the device saw %d SQ_TAIL writes.", st.Doorbells, res.doorbells)
 			}
-			if d := st.Total - res.took; d > 0 || -d > res.took/100+500 {
+			if d := int64(st.Total) - int64(res.took); d > 0 || -d > int64(res.took/100+500) {
 				r.Fatalf("Stats.Total is %d ns, but Run took %d ns of virtual time: measure with c.Now() at the start and at the end.", st.Total, res.took)
 			}
 			ceiling := sim.Time(float64(jobsN*res.per) * tc.slack)

@@ -185,7 +185,8 @@ func TestCPUEventsCarryTheirSource(t *testing.T) {
 			pc = ev.PC
 		}
 	}))
-	c.Writel(h.BAR0+sacc.RegSQTail, 0) // the line under test
+	c.Writel(h.BAR0+sacc.RegSQTail, 0)    // the line under test
+	c.Delay(c.Machine().Cost().MMIOWrite) // the posted write lands
 	if pc == 0 {
 		t.Fatal("doorbell event has no source")
 	}
@@ -203,6 +204,7 @@ func TestSourceIsTheCallerNotTheAccessor(t *testing.T) {
 	}))
 	c.Store64(h.SQ, 1)
 	c.Writel(h.BAR0+sacc.RegSQTail, 0)
+	c.Delay(c.Machine().Cost().MMIOWrite) // the posted write lands
 	if len(pcs) < 2 {
 		t.Fatalf("events %v", pcs)
 	}
@@ -349,5 +351,72 @@ func TestStoreIntoTheCacheIsTraced(t *testing.T) {
 		if kinds[i] != want[i] {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}
+	}
+}
+
+// regWrites records, in order, the time and value of every SCRATCH write the
+// device sees.
+func regWrites(c *cpu.CPU) *[][2]uint64 {
+	var got [][2]uint64
+	c.Machine().Tracer().Attach(trace.Func(func(ev trace.Event) {
+		if ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSCRATCH {
+			got = append(got, [2]uint64{uint64(ev.Time), ev.Args[2]})
+		}
+	}))
+	return &got
+}
+
+// TestPostedWriteLandsOneWriteLatencyLater: the CPU pays only for issuing the
+// write; the device sees it mmio_write later.
+func TestPostedWriteLandsOneWriteLatencyLater(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	cost := c.Machine().Cost()
+	got := regWrites(c)
+	t0 := c.Now()
+	c.Writel(h.BAR0+sacc.RegSCRATCH, 0x5A)
+	if d := c.Now() - t0; d != cost.MMIOWriteIssue {
+		t.Fatalf("writel took the CPU %d ns, want the issue cost %d", d, cost.MMIOWriteIssue)
+	}
+	if len(*got) != 0 {
+		t.Fatalf("the device saw the write at issue: %v", *got)
+	}
+	c.Delay(cost.MMIOWrite)
+	if len(*got) != 1 || (*got)[0] != [2]uint64{uint64(t0 + cost.MMIOWrite), 0x5A} {
+		t.Fatalf("SCRATCH writes %v, want one of 0x5a at %d", *got, t0+cost.MMIOWrite)
+	}
+}
+
+// TestPostedWritesLandInOrder: back-to-back posted writes reach the device in
+// the order the CPU issued them.
+func TestPostedWritesLandInOrder(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	got := regWrites(c)
+	for v := uint32(1); v <= 4; v++ {
+		c.WritelRelaxed(h.BAR0+sacc.RegSCRATCH, v)
+	}
+	c.Delay(c.Machine().Cost().MMIOWrite)
+	if len(*got) != 4 {
+		t.Fatalf("SCRATCH writes %v, want 4", *got)
+	}
+	for i, w := range *got {
+		if w[1] != uint64(i+1) || i > 0 && w[0] < (*got)[i-1][0] {
+			t.Fatalf("SCRATCH writes %v land out of order", *got)
+		}
+	}
+}
+
+// TestReadAfterWriteSeesTheWrite: a read from the device does not pass an
+// earlier posted write to it, so it returns the written value, and the CPU
+// stalls for the write's trip and then the read's round trip.
+func TestReadAfterWriteSeesTheWrite(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	cost := c.Machine().Cost()
+	t0 := c.Now()
+	c.Writel(h.BAR0+sacc.RegSCRATCH, 0xC0FFEE)
+	if v := c.Readl(h.BAR0 + sacc.RegSCRATCH); v != 0xC0FFEE {
+		t.Fatalf("read-back of SCRATCH = %#x, want the value just written", v)
+	}
+	if want := t0 + cost.MMIOWrite + cost.MMIORead; c.Now() != want {
+		t.Fatalf("write then read-back ended at %d ns, want %d (the write's trip, then the round trip)", c.Now(), want)
 	}
 }

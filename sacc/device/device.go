@@ -398,7 +398,9 @@ func (d *Device) ringDoorbell(v uint32) {
 	default:
 		d.sqTail = v
 		d.trace.EmitDoorbell(uint64(v), uint64(d.sqHead))
-		d.kick(d.cost.MMIOWrite)
+		// The write has landed (its trip across the link is the posted write's,
+		// counted by whoever issued it): the fetch starts now.
+		d.kick(0)
 	}
 }
 
@@ -418,7 +420,7 @@ func (d *Device) writeCQHead(v uint32) {
 			// §7.3: the device resumes by itself once a slot is free.
 			d.stalled = false
 			d.trace.EmitCQResume(uint64(v))
-			d.kick(d.cost.MMIOWrite)
+			d.kick(0)
 		}
 	}
 }

@@ -63,6 +63,13 @@ func (k *Kernel) RegisterChrdev(path string, ops FileOps) { k.files[path] = ops 
 // UnregisterChrdev removes a device node.
 func (k *Kernel) UnregisterChrdev(path string) { delete(k.files, path) }
 
+// vma is one mmap of a device file: the process's address, and which pages of
+// which device it shows.
+type vma struct {
+	va, offset, length uint64
+	ops                FileOps
+}
+
 type pte struct {
 	phys uint64
 	mmio bool
@@ -75,6 +82,7 @@ type Process struct {
 	PID   int
 	Name  string
 	pages map[uint64]*pte // virtual page → mapping
+	vmas  []vma           // the mmaps of device files, for UnmapMappingRange
 	next  uint64
 	fds   []*File
 	Stats ProcStats
@@ -240,6 +248,7 @@ func (p *Process) Mmap(fd int, offset, length uint64) (uint64, error) {
 			p.pages[va+uint64(i)*sacc.PageSize] = &pte{phys: ph, mmio: mmio}
 			p.mapped(va+uint64(i)*sacc.PageSize, ph, mmio)
 		}
+		p.vmas = append(p.vmas, vma{va: va, offset: offset, length: uint64(len(phys)) * sacc.PageSize, ops: f.Ops})
 		p.next += uint64(len(phys))*sacc.PageSize + sacc.PageSize // a guard page between mappings
 		return va, nil
 	})
@@ -390,6 +399,32 @@ func (p *Process) Pinned() int {
 	for _, e := range p.pages {
 		if e.pin > 0 {
 			n++
+		}
+	}
+	return n
+}
+
+// UnmapMappingRange is unmap_mapping_range for a device file: every process's
+// mapping of ops's pages in [offset, offset+length) loses its page-table
+// entries, so that the next access faults (a *Segfault) instead of reaching the
+// device. A driver calls it before the pages it let processes map change hands:
+// when the device is reset, when a process gives the queue back, and on remove.
+// It returns how many pages it unmapped.
+func (k *Kernel) UnmapMappingRange(ops FileOps, offset, length uint64) int {
+	n := 0
+	for _, p := range k.procs {
+		for _, m := range p.vmas {
+			if m.ops != ops {
+				continue
+			}
+			for off := uint64(0); off < m.length; off += sacc.PageSize {
+				if dev := m.offset + off; dev >= offset && dev < offset+length {
+					if _, ok := p.pages[m.va+off]; ok {
+						delete(p.pages, m.va+off)
+						n++
+					}
+				}
+			}
 		}
 	}
 	return n

@@ -64,6 +64,9 @@ func Open(p *kernel.Process, size uint32) (*Queue, error) {
 	return q, nil
 }
 
+// DoorbellVA is the process's address of the mapped doorbell page.
+func (q *Queue) DoorbellVA() uint64 { return q.doorbell }
+
 // Close gives the queue back to the kernel.
 func (q *Queue) Close() error {
 	if _, err := q.p.Ioctl(q.fd, driver.IocReleaseRings, 0); err != nil {

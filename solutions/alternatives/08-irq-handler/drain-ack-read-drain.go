@@ -12,6 +12,9 @@
 //     the bit; while the bit is set, further completions send nothing more;
 //   - writing 1 in bit 0 of IRQ_ACK (BAR0 0x38, sacc.RegIRQAck, value
 //     sacc.IRQCompletion) clears the bit; reading IRQ_STATUS does not;
+//   - a register write is posted: the CPU moves on at once and the write
+//     reaches the device about 500 ns later; a register read is not posted, and
+//     cannot pass an earlier posted write to the same device;
 //   - reap() consumes every new completion in the CQ (by phase, writing
 //     CQ_HEAD) and returns how many it consumed; it may find nothing.
 //
@@ -32,19 +35,16 @@ package irqhandler
 
 import "github.com/saccbook/saccbook/sacc"
 
-// Registers is the driver's mapping of BAR0 (*kernel.IOMem has this method).
+// Registers is the driver's mapping of BAR0 (*kernel.IOMem has these methods).
 type Registers interface {
 	Writel(off uint32, v uint32)
+	Readl(off uint32) uint32
 }
 
-// Handle is the handler of the completion vector. reap consumes every new
-// completion in the CQ and returns how many it consumed. Handle returns how
-// many completions this interrupt found; 0 is allowed (an interrupt with
-// nothing left to do).
+// Handle is the handler of the completion vector.
 func Handle(regs Registers, reap func() int) int {
-	// Acknowledge first: a completion that lands from now on finds IRQ_STATUS
-	// clear and raises a new interrupt, even if this drain has already looked.
 	n := reap()
 	regs.Writel(sacc.RegIRQAck, sacc.IRQCompletion)
+	_ = regs.Readl(sacc.RegSTATUS)
 	return n + reap()
 }
