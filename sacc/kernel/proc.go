@@ -281,6 +281,13 @@ func (p *Process) Alloc(n uint64) (uint64, error) {
 	})
 }
 
+// Mapped reports whether the page of va is in the process's address space, as a
+// process learns from /proc/self/maps: a mapping the kernel revoked is gone.
+func (p *Process) Mapped(va uint64) bool {
+	_, ok := p.pages[va&^sacc.PageMask]
+	return ok
+}
+
 // translate finds what backs a user virtual address; an unmapped one stops the
 // run with a *Segfault.
 func (p *Process) translate(va uint64) (phys uint64, mmio bool) {

@@ -123,11 +123,21 @@ func (c *ch14Channel) buffer(n uint64, dir kernel.Direction) (ch14Buffer, error)
 	return ch14Buffer{va, dma}, err
 }
 
-// take hands the device's one queue to this process's rings (SETUP_RINGS).
+// take hands the device's one queue to this process's rings (SETUP_RINGS), and
+// maps the doorbell page again if it is gone: a queue given back revokes every
+// process's mapping of it (as unmap_mapping_range does), so the page mapped at
+// open may be gone by the time this process gets the queue.
 func (c *ch14Channel) take() error {
 	driver.RingArgs{SQ: c.sq, CQ: c.cq, Size: ch14Ring}.Store(c.p, c.args)
 	if _, err := c.p.Ioctl(c.fd, driver.IocSetupRings, c.args); err != nil {
 		return fmt.Errorf("take the queue: %w", err)
+	}
+	if c.p.Mapped(c.doorbell) {
+		return nil
+	}
+	var err error
+	if c.doorbell, err = c.p.Mmap(c.fd, driver.MmapDoorbell, sacc.PageSize); err != nil {
+		return fmt.Errorf("map the doorbell page again: %w", err)
 	}
 	return nil
 }
