@@ -86,7 +86,7 @@ type ExerciseEntry struct {
 
 // ChapterProgress is how far the learner has gone with one chapter's exercises.
 type ChapterProgress struct {
-	Exercises               []ExerciseEntry
+	Exercises              []ExerciseEntry
 	Done, Active, NotBegun int // Active: started or failing
 }
 
