@@ -171,7 +171,8 @@ export function buildControls(w, scenario, env) {
 
   const settings = h("div", { class: "sw-settings" },
     h("label", { class: "sw-field", for: id + "-speed" }, h("span", null, "Speed"), speed),
-    h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed));
+    // A recorded run is replayed as it was: no seed to choose.
+    w.recorded ? null : h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed));
 
   const el = h("div", { class: "sw-controls", role: "group", "aria-label": "Playback" },
     h("div", { class: "sw-transport" }, reset, back, play, pause, step),

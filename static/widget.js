@@ -191,7 +191,7 @@ class Widget {
     root.classList.add("sw");
     root.setAttribute("tabindex", "0");
     root.setAttribute("role", "region");
-    root.setAttribute("aria-label", "Live run of the " + this.scenario + " scenario");
+    root.setAttribute("aria-label", this.recorded ? "Your recorded run of " + this.recorded : "Live run of the " + this.scenario + " scenario");
     root.setAttribute("aria-keyshortcuts", "Space ArrowRight ArrowLeft Home");
     if (!root.dataset.widget) root.dataset.widget = String(this.n);
     root.dataset.seq = "0";
@@ -201,7 +201,9 @@ class Widget {
     this.optsEl = h("span", { class: "sw-opts" });
     this.showOptions();
     const head = h("div", { class: "sw-head" },
-      h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
+      // A recorded run is not live: it is the learner's, replayed from its record.
+      this.recorded ? h("span", { class: "sw-title" }, "your run of ", h("code", null, this.recorded))
+        : h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
       this.connEl);
     this.controls = buildControls(this, this.env.ds.scenario(this.scenario), this.env);
     this.errorEl = h("p", { class: "sw-error", role: "alert", hidden: true });

@@ -39,6 +39,24 @@ func (s servedBook) Exercise(id string) (*web.ExercisePage, bool) {
 
 func (s servedBook) SourceFile(name string) ([]byte, error) { return s.b.SourceFile(name) }
 
+// Exercises lists every exercise with its status, from the progress file as it
+// is now: a check in another terminal shows at the next page load.
+func (s servedBook) Exercises() []web.ExerciseEntry {
+	prog, err := workbook.LoadProgress(s.b.Root)
+	if err != nil {
+		return nil
+	}
+	out := make([]web.ExerciseEntry, 0, len(s.b.Exercises))
+	for _, ex := range s.b.Exercises {
+		e := web.ExerciseEntry{ID: ex.ID, Title: ex.Title, ChapterURL: ex.ChapterURL}
+		if st, err := s.b.Status(ex, prog); err == nil {
+			e.Status = string(st)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // recorded is the live hub's source of recorded runs.
 func (s servedBook) recorded(id string) (*live.Recording, error) {
 	ex, err := s.b.Lookup(id)
