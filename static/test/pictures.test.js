@@ -58,8 +58,8 @@ test("store buffer: every cpu_store is pending until its cpu_write, and the wmb-
   const at = stateAt(overtake, desc.seq + 30, ds);
   assert.ok(ring.ranStale(at.sq[0]) || at.sq[0].read.len !== 64, "slot 0 was read before its stores landed");
   const pic = cpu.picture(stateAt(overtake, bell, ds), overtake[bell - 1], bell, ds, { id: "t-", wide: true });
-  assert.match(texts(pic), /Doorbell overtook the descriptor: at event \d+ the device was told about slot 0 \(6 stores\)/);
-  assert.equal(pic.attrs["data-pending"] >= 6, true);
+  assert.match(texts(pic), /Doorbell overtook the descriptor: at event \d+ the device was told about slot 0 \([1-9]\d* stores?\)/);
+  assert.equal(pic.attrs["data-pending"] >= 1, true, "stores still waiting when the doorbell went out");
 });
 
 test("store buffer: on x86 (phases) each store lands at once, in order", () => {
