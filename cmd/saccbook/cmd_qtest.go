@@ -23,7 +23,8 @@ with --listen each connection gets its own fresh machine.
 With --listen, at most --max-conns connections are served at once; one more is
 answered "FAIL too many connections" and closed. A connection whose first line is
 an HTTP request (a web page can make the browser send one to a local port) is
-closed before anything on it runs. On TCP one read, write, b64read, b64write or
+closed before anything on it runs, and so is one that leaves a reply unread for
+a minute. On TCP one read, write, b64read, b64write or
 memset moves at most %d MiB (a request line is at most %d MiB), so that no client
 pins much memory; on a Unix socket and on standard input the limit is %d MiB.
 A Unix socket left behind by a server that is no longer running is replaced.

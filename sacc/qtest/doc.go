@@ -63,5 +63,7 @@
 // is an HTTP request line ("POST / HTTP/1.1"), or too long to tell, is closed before
 // anything on it runs, and the server's log says so: a web page can send a
 // text/plain POST to a local port without any preflight, and the lines of its body
-// would otherwise be run as requests.
+// would otherwise be run as requests. A connection whose client leaves a reply
+// unread for a minute (it sends requests but reads nothing) is closed as well, so
+// that it does not hold its place for ever.
 package qtest

@@ -325,3 +325,38 @@ func TestListenStaleSocket(t *testing.T) {
 		t.Errorf("the file is now %q, %v", b, err)
 	}
 }
+
+// TestServerDropsClientNotReading sends requests with large replies and reads
+// none: the server gives up on the connection instead of waiting on it for
+// ever, says why, and serves the next client in its place.
+func TestServerDropsClientNotReading(t *testing.T) {
+	r := start(t, "tcp:127.0.0.1:0", Server{MaxConns: 1, replyTimeout: 100 * time.Millisecond})
+	conn, err := net.DialTimeout("tcp", r.addr, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	// 32 replies of 2 MiB each: more than any socket buffers hold.
+	if _, err := conn.Write([]byte(strings.Repeat(fmt.Sprintf("read 0 %#x\n", TCPMaxTransfer), 32))); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		e := r.dial()
+		e.send("endianness\n")
+		got := readReply(t, e.r)
+		if got == "OK little" {
+			break
+		}
+		if !strings.HasPrefix(got, "FAIL too many connections") || time.Now().After(deadline) {
+			t.Fatalf("while the first client does not read: %q", got)
+		}
+		e.conn.Close()
+	}
+	r.stop()
+	if s := r.log.String(); !strings.Contains(s, "connection 1 from 127.0.0.1:") ||
+		!strings.Contains(s, "dropped: its client has not read a reply for 100ms") {
+		t.Errorf("log = %q, want the dropped connection", s)
+	}
+}

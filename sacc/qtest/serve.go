@@ -82,6 +82,22 @@ type serveOptions struct {
 	// dropHTTP ends the session, before answering anything, when its first
 	// line is an HTTP request line (see errHTTP).
 	dropHTTP bool
+	// replyTimeout, if not zero, is how long writing one reply may take: a
+	// client that sends requests but reads no replies fills the socket, and the
+	// session would wait on it for ever, holding its place (see errNotReading).
+	replyTimeout time.Duration
+}
+
+// replyTimeout is how long a listener's connection may leave a reply unread
+// before it is dropped. A person at a terminal reads every reply as it comes; a
+// program that stops reading for this long has stopped for good.
+const replyTimeout = time.Minute
+
+// errNotReading is why a connection whose client reads no replies is dropped.
+type errNotReading struct{ after time.Duration }
+
+func (e *errNotReading) Error() string {
+	return fmt.Sprintf("its client has not read a reply for %v (it sends requests but reads no replies)", e.after)
 }
 
 // httpRequestLine matches the request line of HTTP/1.x, and the preface of
@@ -160,13 +176,25 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, s *Session, opt serveO
 			} else {
 				reply = s.Exec(string(line))
 			}
+			if opt.replyTimeout > 0 {
+				// From when the reply is ready: a long clock_step is not the
+				// client's doing.
+				if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+					d.SetWriteDeadline(time.Now().Add(opt.replyTimeout))
+					// Cancellation sets a deadline of now; one set here after it
+					// would undo it.
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+				}
+			}
 			bw.WriteString(reply)
 			if werr := bw.WriteByte('\n'); werr != nil {
-				return werr
+				return opt.writeError(werr)
 			}
 			if !lineBuffered(br) {
 				if werr := bw.Flush(); werr != nil {
-					return werr
+					return opt.writeError(werr)
 				}
 			}
 		}
@@ -180,6 +208,16 @@ func serve(ctx context.Context, r io.Reader, w io.Writer, s *Session, opt serveO
 			line = nil // do not keep a huge buffer alive for the short lines that follow
 		}
 	}
+}
+
+// writeError says why a reply could not be written: a reply timeout is the
+// client's not reading (the caller reports cancellation, which also ends writes
+// by a deadline, on its own).
+func (opt serveOptions) writeError(err error) error {
+	if opt.replyTimeout > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		return &errNotReading{after: opt.replyTimeout}
+	}
+	return err
 }
 
 // lineBuffered reports whether a complete request line is already waiting in br.
@@ -293,6 +331,8 @@ type Server struct {
 	// Limits applies to every connection; nil, or a zero field, means that of
 	// LimitsFor(ln.Addr()).
 	Limits *Limits
+
+	replyTimeout time.Duration // 0 means replyTimeout; lowered by tests
 }
 
 // refusing caps the refused connections being closed at once (see refuse).
@@ -303,7 +343,9 @@ const refusing = 64
 // clients never see each other's state. A connection's errors never stop the
 // listener: they are reported on Log (as is a failure of NewMachine, after which that
 // connection is closed without a reply). A connection whose first line is an HTTP
-// request is closed before anything on it runs (see errHTTP). Serve closes the
+// request is closed before anything on it runs (see errHTTP), and one whose
+// client leaves a reply unread for a minute is closed too (see errNotReading), so
+// that neither holds its place for ever. Serve closes the
 // listener when ctx is done, closes the connections still open, waits for them to
 // end and returns nil. If Accept fails for good before that, it does the same and
 // returns the error.
@@ -316,6 +358,10 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 	maxConns := srv.MaxConns
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
+	}
+	timeout := srv.replyTimeout
+	if timeout <= 0 {
+		timeout = replyTimeout
 	}
 	lim := LimitsFor(ln.Addr())
 	if srv.Limits != nil {
@@ -387,7 +433,7 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-open }()
-			serveConn(ctx, conn, name, srv.NewMachine, log, lim)
+			serveConn(ctx, conn, name, srv.NewMachine, log, lim, timeout)
 		}()
 	}
 }
@@ -428,7 +474,7 @@ func connName(conn net.Conn, id uint64) string {
 
 // serveConn serves one connection and reports, rather than returns, what went wrong:
 // nothing that happens on one connection may reach the listener.
-func serveConn(ctx context.Context, conn net.Conn, name string, newMachine func() (Machine, error), log io.Writer, lim Limits) {
+func serveConn(ctx context.Context, conn net.Conn, name string, newMachine func() (Machine, error), log io.Writer, lim Limits, timeout time.Duration) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
@@ -443,10 +489,11 @@ func serveConn(ctx context.Context, conn net.Conn, name string, newMachine func(
 		}
 		s := NewSession(m, log)
 		s.maxTransfer = lim.MaxTransfer
-		err = serve(ctx, conn, conn, s, serveOptions{maxLine: lim.MaxLine, dropHTTP: true})
+		err = serve(ctx, conn, conn, s, serveOptions{maxLine: lim.MaxLine, dropHTTP: true, replyTimeout: timeout})
 		var h *errHTTP
+		var nr *errNotReading
 		switch {
-		case errors.As(err, &h):
+		case errors.As(err, &h), errors.As(err, &nr):
 			fmt.Fprintf(log, "qtest: %s: dropped: %v\n", name, err)
 		case err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed):
 			fmt.Fprintf(log, "qtest: %s: %v\n", name, err)
