@@ -219,6 +219,39 @@ func TestOrdinaryRoutesAreLimited(t *testing.T) {
 		}
 		t.Fatal("the server still reads a body that trickled in for 20 s")
 	})
+	t.Run("client not reading", func(t *testing.T) {
+		// A client that asks for a large answer and reads none of it must lose
+		// the connection once the write deadline passes, instead of holding it
+		// (and the buffered answer) for as long as it likes.
+		const size = 16 << 20 // more than the socket buffers hold
+		h := ordinaryLimits(100 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write(make([]byte, size))
+		}))
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config = NewServer("", h)
+		closed := make(chan struct{})
+		srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateClosed {
+				close(closed)
+			}
+		}
+		srv.Start()
+		defer srv.Close()
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.(*net.TCPConn).SetReadBuffer(4096)
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server still waits, after 10 s, on a client that reads nothing")
+		}
+	})
 	t.Run("body", func(t *testing.T) {
 		var readErr error
 		h := ordinaryLimits(time.Second)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
