@@ -58,7 +58,7 @@
 // Serve speaks the protocol on a reader and writer (stdin and stdout in the CLI);
 // Listen and a Server (or ServeListener) put it on a Unix socket or a TCP port, where
 // every connection gets a machine of its own. A Server serves at most MaxConns
-// connections at once (DefaultMaxConns, 16) and answers one more with a single
+// connections at once (DefaultMaxConns, 8) and answers one more with a single
 // "FAIL too many connections" line before closing it. A connection whose first line
 // is an HTTP request line ("POST / HTTP/1.1"), or too long to tell, is closed before
 // anything on it runs, and the server's log says so: a web page can send a

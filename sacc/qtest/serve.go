@@ -41,9 +41,12 @@ const (
 )
 
 // DefaultMaxConns is how many connections ServeListener serves at once unless
-// told otherwise: every connection has a machine of its own (up to its RAM size
-// once written), so the cap bounds the memory all clients together can pin.
-const DefaultMaxConns = 16
+// told otherwise. Every connection has a machine of its own, whose RAM is
+// allocated as it is written, so the cap bounds the memory all clients together
+// can pin: at most DefaultMaxConns times the RAM size (1 GiB with the default
+// 128 MiB), besides the few MiB of each connection's buffers. A learner needs a
+// connection or two; a test suite that runs its cases in parallel, a few more.
+const DefaultMaxConns = 8
 
 // Limits bounds what one connection may make the server hold.
 type Limits struct {
