@@ -32,8 +32,11 @@ const HuntKeySize = 32
 
 // HuntKey is the key file's content.
 type HuntKey struct {
-	Key     []byte // HuntKeySize bytes
-	Learner string // the learner's id: with the key, it decides every variant
+	Key []byte // HuntKeySize bytes
+	// Learner is the learner's id: with the key, it decides every variant. A
+	// course's key file, as an instructor hands it out, may have none; the
+	// learner gives theirs when taking it in.
+	Learner string
 	// Course is set when the key came from a course (saccbook hunt key
 	// --import) rather than being made on this machine.
 	Course bool
@@ -80,8 +83,10 @@ func ParseHuntKey(data []byte) (*HuntKey, error) {
 	if err != nil || len(key) != HuntKeySize {
 		return nil, fmt.Errorf("its key is not %d bytes in hex", HuntKeySize)
 	}
-	if err := ValidLearner(j.Learner); err != nil {
-		return nil, err
+	if j.Learner != "" {
+		if err := ValidLearner(j.Learner); err != nil {
+			return nil, err
+		}
 	}
 	switch j.Origin {
 	case "", "local", "course":

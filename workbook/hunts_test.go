@@ -153,7 +153,7 @@ func TestHuntKeyFileErrors(t *testing.T) {
 		"not json",
 		`{"key": "00", "learner": "ann"}`,
 		`{"key": "` + strings.Repeat("zz", 32) + `", "learner": "ann"}`,
-		`{"key": "` + strings.Repeat("ab", 32) + `", "learner": ""}`,
+		`{"key": "` + strings.Repeat("ab", 32) + `", "learner": " ann"}`,
 		`{"key": "` + strings.Repeat("ab", 32) + `", "learner": "a\u0007b"}`,
 		`{"key": "` + strings.Repeat("ab", 32) + `", "learner": "ann", "origin": "stolen"}`,
 		string(good[:len(good)/2]),
@@ -190,6 +190,11 @@ func TestSaveHuntKey(t *testing.T) {
 	if err := SaveHuntKey(path, &HuntKey{Key: []byte{1}, Learner: "x"}); err == nil {
 		t.Error("a short key was saved")
 	}
+	// A course's key as handed out: no learner yet.
+	course, err := ParseHuntKey([]byte(`{"key": "` + strings.Repeat("cd", 32) + `", "origin": "course"}`))
+	if err != nil || course.Learner != "" || !course.Course {
+		t.Errorf("a course key without a learner: %+v %v", course, err)
+	}
 }
 
 // FuzzParseHuntKey: any file content is a key or an error, never a panic, and a
@@ -205,7 +210,7 @@ func FuzzParseHuntKey(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(k.Key) != HuntKeySize || ValidLearner(k.Learner) != nil {
+		if len(k.Key) != HuntKeySize || (k.Learner != "" && ValidLearner(k.Learner) != nil) {
 			t.Fatalf("accepted %+v", k)
 		}
 		again, err := ParseHuntKey(k.Marshal())

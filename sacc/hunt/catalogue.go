@@ -1,8 +1,6 @@
 package hunt
 
 import (
-	"fmt"
-
 	"github.com/saccbook/saccbook/sacc/quirk"
 )
 
@@ -31,7 +29,7 @@ func Lookup(n int) (*Hunt, error) {
 	if h, ok := Find(n); ok {
 		return h, nil
 	}
-	return nil, fmt.Errorf("no hunt %d (there are hunts 1 to %d: saccbook hunt list)", n, len(catalogue))
+	return nil, inputErr("no hunt %d (there are hunts 1 to %d: saccbook hunt list)", n, len(catalogue))
 }
 
 // Common parameter ranges: the link and the device's latencies, as --cost sets

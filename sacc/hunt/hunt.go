@@ -343,37 +343,43 @@ type Submission struct {
 // optional leading '#' (the trace and the widget print "#150").
 var eventPattern = regexp.MustCompile(`^#?[0-9]+$`)
 
+// InputError is a mistake in what a learner gave — an unknown hunt or bug, an
+// event that is not an event number. It is answered, and costs nothing.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprintf(format, a...)} }
+
 // ParseSubmission reads a bug name and an event number as a learner typed them.
-// An unknown bug or a malformed event is an error that costs nothing.
+// An unknown bug or a malformed event is an *InputError.
 func ParseSubmission(bug, event string) (Submission, error) {
 	bug, event = strings.TrimSpace(bug), strings.TrimSpace(event)
 	var s Submission
 	if bug == "" {
-		return s, errors.New("which bug? give its catalog name (saccbook quirks lists them)")
+		return s, inputErr("which bug? give its catalog name (saccbook quirks lists them)")
 	}
 	q, ok := quirk.Lookup(strings.ToLower(bug))
 	if !ok {
-		return s, fmt.Errorf("bug %q is not in the catalog (saccbook quirks lists every name)", clip(bug))
+		return s, inputErr("bug %q is not in the catalog (saccbook quirks lists every name)", clip(bug))
 	}
-	s.Bug = q
 	if event == "" {
-		return s, errors.New("which event? give the sequence number of the first event where the bug shows")
+		return s, inputErr("which event? give the sequence number of the first event where the bug shows")
 	}
 	if strings.HasPrefix(event, "-") {
-		return s, fmt.Errorf("event %q: events are numbered from 1", clip(event))
+		return s, inputErr("event %q: events are numbered from 1", clip(event))
 	}
 	if !eventPattern.MatchString(event) {
-		return s, fmt.Errorf("event %q: want an event's sequence number, such as 150", clip(event))
+		return s, inputErr("event %q: want an event's sequence number, such as 150", clip(event))
 	}
 	n, err := strconv.ParseUint(strings.TrimPrefix(event, "#"), 10, 64)
 	if err != nil {
-		return s, fmt.Errorf("event %q: too large for any run", clip(event))
+		return s, inputErr("event %q: too large for any run", clip(event))
 	}
 	if n == 0 {
-		return s, errors.New("event 0: events are numbered from 1")
+		return s, inputErr("event 0: events are numbered from 1")
 	}
-	s.Event = n
-	return s, nil
+	return Submission{Bug: q, Event: n}, nil
 }
 
 // clip shortens what a learner typed for a message.
