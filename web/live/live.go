@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/saccbook/saccbook/sacc/hunt"
 	"github.com/saccbook/saccbook/sacc/scenario"
 )
 
@@ -43,6 +44,9 @@ type Options struct {
 	// Shared are the classroom streams, by name (/ws/shared/{name}). A spec that
 	// names an unknown scenario or a bad option is logged and left out.
 	Shared map[string]SharedSpec
+	// Hunts gives the learner's variant of bug hunt n, for a hello that asks
+	// for a hunt; nil: the server has no hunts.
+	Hunts func(n int) (hunt.Variant, error)
 }
 
 // SharedSpec is one classroom stream: one machine, many viewers.
@@ -85,6 +89,7 @@ type Hub struct {
 	queue   int
 	hooks   hooks
 	streams map[string]*stream // fixed at New
+	hunts   func(int) (hunt.Variant, error)
 
 	ctx    context.Context // cancelled by Close: runs and streams stop
 	cancel context.CancelFunc
@@ -107,6 +112,7 @@ func newHub(opts Options, hk hooks) *Hub {
 		hooks:   hk,
 		streams: map[string]*stream{},
 		conns:   map[*conn]struct{}{},
+		hunts:   opts.Hunts,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

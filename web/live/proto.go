@@ -43,7 +43,9 @@ type clientMsg struct {
 	Seed     uint64
 	HasSeed  bool
 	Options  map[string]string
-	Quirks   []string        // hello: the bugs to switch on
+	Quirks   []string // hello: the bugs to switch on
+	Hunt     int      // hello: a bug hunt's number, instead of a scenario
+	HasHunt  bool
 	ID       json.RawMessage // echoed in replies: a number or a string
 	Seq      uint64
 	HasSeq   bool
@@ -104,6 +106,12 @@ func parseClient(data []byte) (clientMsg, error) {
 		if _, err = field("quirks", &m.Quirks, "an array of quirk names"); err != nil {
 			return m, err
 		}
+		if m.HasHunt, err = field("hunt", &m.Hunt, "a hunt's number"); err != nil {
+			return m, err
+		}
+		if m.HasHunt && m.Hunt < 1 {
+			return m, fmt.Errorf("hunt: want a hunt's number, from 1")
+		}
 	case "inspect":
 		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
 			return m, err
@@ -149,6 +157,7 @@ type welcomeMsg struct {
 	Quirks   []string          `json:"quirks"`  // the bugs switched on, in the registry's spelling; never nil
 	Compare  bool              `json:"compare"` // the run without them follows, then a diverge
 	Shared   bool              `json:"shared"`
+	Hunt     int               `json:"hunt,omitempty"` // the bug hunt whose variant this is
 	Kinds    json.RawMessage   `json:"kinds"`
 }
 
