@@ -169,9 +169,10 @@ export function buildControls(w, scenario, env) {
     h("div", { class: "sw-show-bar", role: "group", "aria-label": "The run shown" }, h("span", null, "Show the run"), showWith, showWithout),
     divergeEl);
 
+  // A hunt's seed is the variant's: there is nothing to choose.
   const settings = h("div", { class: "sw-settings" },
     h("label", { class: "sw-field", for: id + "-speed" }, h("span", null, "Speed"), speed),
-    h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed));
+    w.hunt ? null : h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed));
 
   const el = h("div", { class: "sw-controls", role: "group", "aria-label": "Playback" },
     h("div", { class: "sw-transport" }, reset, back, play, pause, step),

@@ -67,6 +67,14 @@ export function route(msg, conn) {
   return null; // pong, and kinds this client does not know
 }
 
+// helloMessage is the hello for params: a scenario with its seed, options and
+// quirks, or a bug hunt's number alone (the server builds the learner's run
+// and accepts nothing else with it).
+export function helloMessage(p) {
+  if (p.hunt) return { type: "hello", v: VERSION, hunt: p.hunt };
+  return { type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] };
+}
+
 export class Connection {
   // handlers: {onState(state, detail), onWelcome(msg), onEvents(events, from),
   //            onSnapshot(msg), onEnd(msg), onError(msg),
@@ -75,7 +83,7 @@ export class Connection {
     this.path = path || "/ws/session";
     this.handlers = handlers;
     this.ws = null;
-    this.params = null;      // the hello we want: {scenario, seed, options, quirks}
+    this.params = null;      // the hello we want: {scenario, seed, options, quirks} or {hunt}
     this.run = "";           // the run inspect asks about: "" or "baseline"
     this.nextId = 1;
     this.pending = new Map(); // inspect id -> {resolve, reject}
@@ -107,7 +115,7 @@ export class Connection {
     const p = this.params;
     this.awaitWelcome = true;
     this.failPending("a new run started");
-    this.send({ type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] });
+    this.send(helloMessage(p));
     this.setState("starting");
   }
 

@@ -26,6 +26,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/saccbook/saccbook/sacc/hunt"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/web/manifest"
 )
 
@@ -59,6 +61,9 @@ type Config struct {
 	// Source, if set, serves the Go sources that events point at under /source/
 	// (package saccbook's Source), so the source view can show the line itself.
 	Source fs.FS
+	// Hunts serves the bug hunts' pages (/hunts) with the learner's records
+	// and takes their answers; nil: the pages say the server has no workspace.
+	Hunts Hunts
 }
 
 // NewHandler renders the book and returns the server's handler. Every chapter
@@ -97,6 +102,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	hunts, err := newHuntPages(cfg.Hunts, chapters, assets, hosts, log)
+	if err != nil {
+		return nil, err
+	}
 
 	r := chi.NewRouter()
 	// GetHead must run before routing, so it is here and not in the group.
@@ -112,6 +121,15 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
 		})
 		r.Get(manifest.Path, serveManifest)
+		r.Get("/hunts", hunts.serveList)
+		r.Get("/hunts/{n}", func(w http.ResponseWriter, r *http.Request) {
+			hunts.serveHunt(w, r, chi.URLParam(r, "n"))
+		})
+		// The one request that changes anything (huntPages says how it is
+		// guarded); every other POST gets 405 or 404 from the router.
+		r.Post("/hunts/{n}/submit", func(w http.ResponseWriter, r *http.Request) {
+			hunts.serveSubmit(w, r, chi.URLParam(r, "n"))
+		})
 		if cfg.Source != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
 				serveSource(w, r, cfg.Source, chi.URLParam(r, "*"))
@@ -254,13 +272,47 @@ type pageData struct {
 	Prev     *Chapter
 	Next     *Chapter
 	Sidebar  bool
+	Hunts    *huntView // on the hunt pages
+}
+
+// parseTemplate parses a page's template with the layout.
+func parseTemplate(assets *assetSet, page string) (*template.Template, error) {
+	funcs := template.FuncMap{"asset": assets.url}
+	return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
+}
+
+// newHuntPages parses the hunt pages' templates and renders both once, with
+// no records, so that a template mistake is an error at start-up.
+func newHuntPages(h Hunts, chapters []*Chapter, assets *assetSet, hosts *hostMatcher, log *slog.Logger) (*huntPages, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, fmt.Errorf("web: submission token: %w", err)
+	}
+	hp := &huntPages{hunts: h, token: token, hosts: hosts, log: log}
+	if hp.list, err = parseTemplate(assets, "hunts.html"); err != nil {
+		return nil, err
+	}
+	if hp.one, err = parseTemplate(assets, "hunt.html"); err != nil {
+		return nil, err
+	}
+	hp.render = func(t *template.Template, d pageData) ([]byte, error) {
+		d.Chapters = chapters
+		return renderTemplate(t, d)
+	}
+	v := huntView{Bugs: quirk.All()}
+	first := &HuntRow{Hunt: hunt.Catalogue()[0], Status: "not started"}
+	if _, err := hp.render(hp.list, pageData{Title: "Bug hunts", Hunts: &v}); err != nil {
+		return nil, err
+	}
+	v.Row = first
+	if _, err := hp.render(hp.one, pageData{Title: "Hunt", Hunts: &v}); err != nil {
+		return nil, err
+	}
+	return hp, nil
 }
 
 func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
-	funcs := template.FuncMap{"asset": assets.url}
-	parse := func(page string) (*template.Template, error) {
-		return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
-	}
+	parse := func(page string) (*template.Template, error) { return parseTemplate(assets, page) }
 	exec := func(t *template.Template, d pageData) ([]byte, error) {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, "layout", d); err != nil {
