@@ -49,6 +49,7 @@ type HuntRow struct {
 	Status string // "not started", "started" or "solved"
 	Score  int    // once solved
 	Worth  int    // what solving it now scores
+	Max    int    // what a hunt is worth before any wrong answer
 	Wrong  int    // wrong submissions so far
 }
 
@@ -120,7 +121,7 @@ func (hp *huntPages) serveList(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Rows = rows
 		for _, row := range rows {
-			v.Total += 10
+			v.Total += row.Max
 			if row.Solved() {
 				v.Solved++
 				v.Points += row.Score
@@ -139,7 +140,7 @@ func (hp *huntPages) row(w http.ResponseWriter, r *http.Request, num string) (*H
 		http.Error(w, "404 no such hunt", http.StatusNotFound)
 		return nil, v, false
 	}
-	row := &HuntRow{Hunt: h, Status: "not started", Worth: 10}
+	row := &HuntRow{Hunt: h, Status: "not started"}
 	if hp.hunts != nil {
 		rows, err := hp.hunts.List()
 		if err != nil {

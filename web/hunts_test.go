@@ -26,7 +26,7 @@ func (f *fakeHunts) List() ([]HuntRow, error) {
 	defer f.mu.Unlock()
 	var rows []HuntRow
 	for _, h := range hunt.Catalogue() {
-		r := HuntRow{Hunt: h, Status: "not started", Worth: 10}
+		r := HuntRow{Hunt: h, Status: "not started", Worth: 10, Max: 10}
 		if f.solved[h.Number] {
 			r.Status, r.Score, r.Worth, r.Wrong = "solved", 8, 8, 1
 		}

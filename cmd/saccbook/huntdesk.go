@@ -195,7 +195,7 @@ func (h deskHunts) List() ([]web.HuntRow, error) {
 	var rows []web.HuntRow
 	for _, x := range hunt.Catalogue() {
 		rec := p.HuntStatusOf(x.Number)
-		rows = append(rows, web.HuntRow{Hunt: x, Status: string(rec.Status), Score: rec.Score, Worth: rec.Worth(), Wrong: rec.Wrong})
+		rows = append(rows, web.HuntRow{Hunt: x, Status: string(rec.Status), Score: rec.Score, Worth: rec.Worth(), Max: workbook.HuntWorth, Wrong: rec.Wrong})
 	}
 	return rows, nil
 }

@@ -38,7 +38,7 @@ func (m *memHunts) List() ([]web.HuntRow, error) {
 	defer m.mu.Unlock()
 	var rows []web.HuntRow
 	for _, h := range hunt.Catalogue() {
-		r := web.HuntRow{Hunt: h, Status: "not started", Wrong: m.wrong[h.Number], Worth: max(2, 10-2*m.wrong[h.Number])}
+		r := web.HuntRow{Hunt: h, Status: "not started", Wrong: m.wrong[h.Number], Worth: max(2, 10-2*m.wrong[h.Number]), Max: 10}
 		if m.wrong[h.Number] > 0 {
 			r.Status = "started"
 		}
