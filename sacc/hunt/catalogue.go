@@ -200,7 +200,7 @@ var catalogue = []*Hunt{
 		Symptom:    "fewer completions arrive after CQ_HEAD_DB than there were NOPs waiting",
 		Scenario:   "bypass-tour",
 		Candidates: []quirk.Quirk{quirk.NoCQFullCheck},
-		Params:     []Param{dmaRead, dmaWrite, link, cost("device_command", 50, 100)},
+		Params:     []Param{dmaRead, cost("iotlb_miss", 300, 400, 600), link, cost("device_command", 50, 100)},
 		Shows:      completionsLost,
 	},
 	{

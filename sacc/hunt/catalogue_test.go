@@ -11,6 +11,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/sacc/sim"
+	"github.com/saccbook/saccbook/sacc/trace"
 )
 
 // TestCatalogueCoversEveryQuirk: every bug of the catalog is the answer of at
@@ -192,4 +193,28 @@ func tail(log string) string {
 		lines = lines[len(lines)-6:]
 	}
 	return "  " + strings.Join(lines, "\n  ") + "\n"
+}
+
+// TestEveryParameterChangesTheRun: a parameter that changed nothing would make
+// two learners' variants the same run under different names. For every hunt and
+// parameter, the run without the bug differs between the parameter's first two
+// values, the others held at their first.
+func TestEveryParameterChangesTheRun(t *testing.T) {
+	for _, h := range Catalogue() {
+		radix := uint64(len(h.Candidates))
+		for _, p := range h.Params {
+			a, err := h.At(0).Run(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := h.At(radix).Run(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, differ := trace.FirstDifference(a.Events, b.Events); !differ {
+				t.Errorf("hunt %d: %s=%s and %s=%s give the same run", h.Number, p.Name, p.Values[0], p.Name, p.Values[1])
+			}
+			radix *= uint64(len(p.Values))
+		}
+	}
 }
