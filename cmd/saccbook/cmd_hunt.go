@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -81,8 +83,8 @@ func huntCommand() command {
 				if !known {
 					return usageError("unknown hunt command %q: want list, start, submit, key or answer", sub)
 				}
-				for name := range set {
-					if !contains(ok, name) {
+				for _, name := range slices.Sorted(maps.Keys(set)) {
+					if !slices.Contains(ok, name) {
 						return usageError("--%s does not go with hunt %s", name, sub)
 					}
 				}
@@ -136,15 +138,6 @@ func huntCommand() command {
 			}
 		},
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func huntList(e *env, d *huntDesk) error {
