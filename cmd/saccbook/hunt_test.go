@@ -16,7 +16,8 @@ import (
 )
 
 // huntRoot is an empty workspace (go.work and an exercises directory) whose
-// learner is "tester", with a key made by saccbook hunt key.
+// learner is "tester", with a key made by saccbook hunt key, then replaced by a
+// fixed one.
 func huntRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -28,6 +29,11 @@ func huntRoot(t *testing.T) string {
 	}
 	if code, _, errOut := runCLI(t, "", "hunt", "key", "--learner", "tester", "--root", root); code != 0 {
 		t.Fatalf("hunt key: %d %s", code, errOut)
+	}
+	// The key made is random; a fixed one makes every run of the tests the same.
+	k := &workbook.HuntKey{Key: bytes.Repeat([]byte{0x77}, workbook.HuntKeySize), Learner: "tester"}
+	if err := workbook.SaveHuntKey(filepath.Join(root, workbook.HuntKeyFile), k); err != nil {
+		t.Fatal(err)
 	}
 	return root
 }
