@@ -91,9 +91,9 @@ var catalogue = []*Hunt{
 	},
 	{
 		Number: 5, Title: "An interrupt never comes",
-		Story: `The driver is switched from polling to interrupts, and the first copies it waits for never ` +
-			`wake it up: it sleeps until its 50 µs deadline. /proc/interrupts shows few or no interrupts ` +
-			`for the device. The same copies complete when the driver polls.`,
+		Story: `The driver is switched from polling to interrupts, and before long it sleeps through its ` +
+			`50 µs deadline, waiting for a copy whose interrupt never woke it. /proc/interrupts shows fewer ` +
+			`interrupts for the device than copies, or none at all. The same copies complete when the driver polls.`,
 		Symptom:    "the driver waits out its deadline for a completion that should have woken it",
 		Scenario:   "hunt-jobs",
 		Options:    map[string]string{"irq": "on"},
@@ -151,7 +151,7 @@ var catalogue = []*Hunt{
 		Number: 10, Title: "A copy lands in a buffer that was given back",
 		Story: `A test maps a buffer for the device, copies into it, unmaps it and maps a new buffer at the same ` +
 			`IOVA. The next copy leaves the new buffer empty and changes the old one, which the kernel had ` +
-			`taken back. The kernel invalidates the IOTLB strictly, at once after every unmap.`,
+			`taken back. The kernel is set for strict invalidation: an unmapped page's IOTLB entry should go at once.`,
 		Symptom:    "after a remap, the copy writes the old buffer instead of the new one",
 		Scenario:   "iommu",
 		Candidates: []quirk.Quirk{quirk.NoIOTLBInvalidate, quirk.IOTLBIgnoresInvalidate},
