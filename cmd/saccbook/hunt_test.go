@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc/hunt"
@@ -296,5 +297,37 @@ func TestHuntKeyImport(t *testing.T) {
 	code, out, _ := runCLI(t, "", "hunt", "submit", "5", "--bug", a.Bug.String(), "--event", strconv.FormatUint(a.Seq, 10), "--root", root)
 	if code != 0 || !strings.Contains(out, "solved: 10 of 10") {
 		t.Errorf("the course's answer: %d %q", code, out)
+	}
+}
+
+// TestDeskTakesConcurrentAnswers: the server may take two answers at once;
+// each is graded and recorded, none lost.
+func TestDeskTakesConcurrentAnswers(t *testing.T) {
+	root := huntRoot(t)
+	d, err := openDesk(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dh := deskHunts{d}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := dh.Submit(15, "no-cq-head", "1"); err != nil || v.Solved || v.Problem != "" {
+				t.Errorf("submit: %+v %v", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	rows, err := dh.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[14]; r.Number != 15 || r.Wrong != 4 || r.Worth != 2 {
+		t.Errorf("after four wrong answers at once: %+v", r)
+	}
+	if v, err := dh.Submit(15, "no-cq-head", "abc"); err != nil || v.Problem == "" {
+		t.Errorf("a malformed answer through the server: %+v %v", v, err)
 	}
 }
