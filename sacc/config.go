@@ -50,6 +50,8 @@ const (
 	CapIDMSIX         = 0x11
 	CapNextOffset     = 1 // byte after the capability ID
 	CapPCIeFlagsOff   = 2
+	CapPCIeDevCapOff  = 0x04
+	CapPCIeDevCap2Off = 0x24
 	CapPCIeLinkCapOff = 0x0C
 	CapPCIeLinkStaOff = 0x12
 	CapPCIeLinkCap2   = 0x2C

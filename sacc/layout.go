@@ -97,7 +97,40 @@ var PTELayout = Layout{Name: "pte", Section: "10", Size: IOPTEntrySize, Fields: 
 		}},
 }}
 
+// ConfigHeaderLayout is the type-0 configuration header (§3), the first 64 bytes
+// of a function's configuration space, as the PCI specification lays it out.
+var ConfigHeaderLayout = Layout{Name: "config_header", Section: "3", Size: CfgHeaderEnd, Fields: []Field{
+	{Name: "vendor_id", Offset: CfgVendorID, Size: 2, Doc: "0xffff: no function here"},
+	{Name: "device_id", Offset: CfgDeviceID, Size: 2, Doc: "which device of the vendor's"},
+	{Name: "command", Offset: CfgCommand, Size: 2, Doc: "what the function may do",
+		Bits: []Bits{{Name: "memory_space", Mask: CmdMemorySpace, Doc: "the BARs decode"},
+			{Name: "bus_master", Mask: CmdBusMaster, Doc: "the function may start DMA"}}},
+	{Name: "status", Offset: CfgStatus, Size: 2, Doc: "bit 4: a capability list"},
+	{Name: "revision", Offset: CfgRevision, Size: 1, Doc: "revision ID"},
+	{Name: "class_code", Offset: CfgClassCode, Size: 3, Doc: "prog-if, subclass, base class"},
+	{Name: "cache_line_size", Offset: CfgCacheLineSize, Size: 1, Doc: "cache line size"},
+	{Name: "latency_timer", Offset: CfgLatencyTimer, Size: 1, Doc: "latency timer"},
+	{Name: "header_type", Offset: CfgHeaderType, Size: 1, Doc: "0: an endpoint"},
+	{Name: "bist", Offset: CfgBIST, Size: 1, Doc: "built-in self test"},
+	{Name: "bar0", Offset: CfgBAR0, Size: 4, Doc: "base address register 0", Bits: []Bits{{Name: "type", Mask: BARTypeMask, Doc: "memory, 32/64-bit, prefetchable: read-only"}}},
+	{Name: "bar1", Offset: CfgBAR1, Size: 4, Doc: "base address register 1", Bits: []Bits{{Name: "type", Mask: BARTypeMask, Doc: "memory, 32/64-bit, prefetchable: read-only"}}},
+	{Name: "bar2", Offset: CfgBAR2, Size: 4, Doc: "base address register 2"},
+	{Name: "bar3", Offset: CfgBAR2 + 4, Size: 4, Doc: "base address register 3"},
+	{Name: "bar4", Offset: CfgBAR2 + 8, Size: 4, Doc: "base address register 4"},
+	{Name: "bar5", Offset: CfgBAR5, Size: 4, Doc: "base address register 5"},
+	{Name: "cardbus_cis", Offset: CfgBAR5 + 4, Size: 4, Doc: "unused"},
+	{Name: "subsystem_vendor_id", Offset: CfgSubsystemVID, Size: 2, Doc: "the board's vendor"},
+	{Name: "subsystem_id", Offset: CfgSubsystemID, Size: 2, Doc: "the board"},
+	{Name: "expansion_rom", Offset: CfgExpansionROM, Size: 4, Doc: "no option ROM"},
+	{Name: "cap_ptr", Offset: CfgCapPtr, Size: 1, Doc: "first capability"},
+	{Name: "reserved", Offset: CfgCapPtr + 1, Size: 7, Doc: "reserved"},
+	{Name: "interrupt_line", Offset: CfgInterruptLine, Size: 1, Doc: "legacy IRQ routing"},
+	{Name: "interrupt_pin", Offset: CfgInterruptPin, Size: 1, Doc: "0: no INTx (§9)"},
+	{Name: "min_gnt", Offset: CfgInterruptPin + 1, Size: 1, Doc: "unused on PCIe"},
+	{Name: "max_lat", Offset: CfgInterruptPin + 2, Size: 1, Doc: "unused on PCIe"},
+}}
+
 // Layouts lists every layout of the datasheet.
 func Layouts() []Layout {
-	return []Layout{DescriptorLayout, CompletionLayout, MSIXEntryLayout, FaultRecordLayout, PTELayout}
+	return []Layout{DescriptorLayout, CompletionLayout, MSIXEntryLayout, FaultRecordLayout, PTELayout, ConfigHeaderLayout}
 }

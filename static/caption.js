@@ -28,7 +28,15 @@ export function caption(ev, st, ds) {
   const a = ev.args || {};
   const ta = textArgs(ev.text);
   switch (ev.kind) {
-    case "cpu_write": return "the CPU stores " + (ta.val || hx(a.val)) + " (" + a.size + " bytes) at " + (ta.addr || hx(a.addr)) + physWhere(st, a.addr, ds);
+    case "cpu_write": return "the CPU's store of " + (ta.val || hx(a.val)) + " (" + a.size + " bytes) at " + (ta.addr || hx(a.addr)) + physWhere(st, a.addr, ds) +
+      " reaches memory";
+    case "cpu_store": return "the CPU stores " + (ta.val || hx(a.val)) + " (" + a.size + " bytes) at " + (ta.addr || hx(a.addr)) + physWhere(st, a.addr, ds) +
+      ": it waits in the store buffer (" + a.pending + " waiting), not yet visible to the device";
+    case "cpu_store_cached": return "a buffered store to " + (ta.addr || hx(a.addr)) + " drains into a dirty cache line: the device still cannot see it";
+    case "driver_cq": return "the driver will look at CQ slot " + a.head + " next and take it as new only if its phase is " + a.phase;
+    case "proc_map": return "the kernel maps " + (a.mmio ? "device memory " : "page ") + (ta.phys || hx(a.phys)) + " into process " + a.pid + " at " + (ta.va || hx(a.va));
+    case "iommu_walk": return "page walk, level " + a.level + ": entry " + a.index + " of the table at " + (ta.table || hx(a.table)) + " reads " + (ta.entry || hx(a.entry)) +
+      ((a.entry & 3) === 0 ? " (not present)" : "");
     case "cpu_read": return "the CPU loads " + (ta.val || hx(a.val)) + " from " + (ta.addr || hx(a.addr)) + physWhere(st, a.addr, ds) +
       (physWhere(st, a.addr, ds).includes("CQ") ? ": is the phase new?" : "");
     case "pio_read": return "the CPU reads I/O port " + hx(a.port);

@@ -68,11 +68,14 @@ export function route(msg, conn) {
 }
 
 // helloMessage is the hello for params: a scenario with its seed, options and
-// quirks, or a bug hunt's number alone (the server builds the learner's run
-// and accepts nothing else with it).
+// quirks (or a recorded exercise run to replay), or a bug hunt's number alone
+// (the server builds the learner's run and accepts nothing else with it).
 export function helloMessage(p) {
   if (p.hunt) return { type: "hello", v: VERSION, hunt: p.hunt };
-  return { type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] };
+  const m = { type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] };
+  // A learner's recorded exercise run: replayed from its record, nothing runs.
+  if (p.recorded) { m.run = "recorded"; m.exercise = p.recorded; }
+  return m;
 }
 
 export class Connection {

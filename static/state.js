@@ -10,7 +10,8 @@ import { exact, hex, textArgs } from "./format.js";
 const CHECKPOINT = 256;
 
 function emptySlot() {
-  return { req_id: null, opcode: null, opName: null, len: null, flags: null, src: null, dst: null, seq: 0, fetched: false };
+  return { req_id: null, opcode: null, opName: null, len: null, flags: null, src: null, dst: null, seq: 0, fetched: false,
+    written: false, done: false, overtaken: false };
 }
 function emptyEntry() {
   return { req_id: 0, status: 0, phase: 0, posted: false, seq: 0 };
@@ -31,6 +32,21 @@ export function initialState() {
     irqs: 0, msis: 0, pending: false, inIrq: false, syscalls: 0,
     doorbells: 0, completions: 0, cmdErrors: 0,
     lastSrc: null,                         // src of the last event that had one
+    // The driver's side of the CQ (driver_cq): the slot it looks at next and the
+    // phase it expects there; known once the driver's queue has started.
+    drv: { known: false, head: 0, phase: 1, seq: 0 },
+    // The CPU's store buffer: stores that entered it (cpu_store) and have not
+    // landed yet, in program order; the last landings, in the order they
+    // drained; the last barrier; doorbells that overtook a descriptor.
+    sb: { pending: [], landed: [], drainSeq: 0, barrier: null, overtakes: [], max: 0 },
+    // The IOMMU's insides: IOTLB entries (most recently used first), the walk
+    // under way or last done, recent faults.
+    tlb: [], walk: null, faultLog: [],
+    // Configuration space as the CPU saw it: per function (BDF number) the
+    // registers read and written, and each BAR's sizing steps.
+    cfg: { devs: {}, bars: {} },
+    // Processes' address spaces (proc_map) and system calls.
+    procs: {}, sys: { last: null, byName: {} },
   };
 }
 
@@ -73,6 +89,9 @@ function regWrite(st, ev, ds) {
   const name = ta.reg && !/^\+?0x/.test(ta.reg) ? ta.reg : ds.regName(ev.args.reg);
   const val = ev.args.val;
   const size = ev.args.size;
+  // v1 (§5): ring registers are frozen while CTRL.ENABLE = 1 (the write is a
+  // guest error, and changes nothing).
+  if (st.enabled && /^(SQ|CQ)_(BASE|SIZE)/.test(name || "")) return;
   switch (name) {
     case "SQ_BASE": st.sqBase = size === 8 ? val : (st.sqBase || 0) - ((st.sqBase || 0) % 2 ** 32) + val; break;
     case "SQ_BASE_HI": st.sqBase = ((st.sqBase || 0) % 2 ** 32) + val * 2 ** 32; break;
@@ -132,11 +151,16 @@ function cpuWrite(st, ev, ds) {
     for (let i = sq[0]; i <= sq[1]; i++) {
       const off = addr - (st.sqPhys + D.size * i);
       let d = st.sq[i];
+      const mine = !ownedByDevice(st, i);
       if (size > 8) {
+        const late = d && d.overtaken;
         d = st.sq[i] = emptySlot();
-        d.written = true;
+        d.written = mine;
+        d.overtaken = !mine && late;
+        d.unknown = true;
         if (off === 0) d.src = hex(value);
       } else {
+        if (mine) { d.written = true; d.done = false; }
         const values = slotValues(d);
         for (const name of D.store(values, off, size, value)) {
           if (SLOT_FIELDS[name]) SLOT_FIELDS[name](d, values[name]);
@@ -166,6 +190,205 @@ function cpuWrite(st, ev, ds) {
   st.changed = { ring: "cq", slot: cq[0], by: "cpu" };
 }
 
+// ---- the driver's publication of slots, and the store buffer
+
+// doorbell publishes slots [old tail, new tail) to the device (§7.1). A slot
+// whose stores are still in the store buffer is published before its contents
+// reached memory: the doorbell overtook the descriptor.
+function doorbell(st, ev, ds) {
+  const a = ev.args;
+  const n = st.sqSize;
+  const before = st.sqTail;
+  st.sqTail = a.sq_tail; st.doorbells++;
+  if (a.sq_head != null && n) st.sqHead = a.sq_head % n;
+  if (!n) return;
+  st.changed = { ring: "sq", slot: (a.sq_tail + n - 1) % n, by: "doorbell" };
+  const published = [];
+  for (let i = before % n; i !== a.sq_tail % n && published.length < n; i = (i + 1) % n) published.push(i);
+  const late = [];
+  for (const i of published) {
+    const d = st.sq[i];
+    if (!d) continue;
+    d.written = false;
+    const waiting = st.sb.pending.filter((p) => p.ring === "sq" && p.slot === i);
+    if (waiting.length) { d.overtaken = true; late.push({ slot: i, stores: waiting.length }); }
+  }
+  if (late.length) {
+    st.sb.overtakes.push({ seq: ev.seq, slots: late });
+    if (st.sb.overtakes.length > OVERTAKES_KEPT) st.sb.overtakes.shift();
+  }
+}
+
+const LANDED_KEPT = 12, OVERTAKES_KEPT = 8, FAULTS_KEPT = 8, TLB_MAX = 64;
+
+// target says what a store's address is in the picture: an SQ slot, a CQ slot,
+// or other memory.
+function target(st, addr, ds) {
+  const i = ds.descriptor.slot(st.sqPhys, st.sqSize, addr);
+  if (i >= 0) return { ring: "sq", slot: i };
+  const j = ds.completion.slot(st.cqPhys, st.cqSize, addr);
+  if (j >= 0) return { ring: "cq", slot: j };
+  return { ring: null, slot: -1 };
+}
+
+function bufferStore(st, ev, ds) {
+  const a = ev.args;
+  const t = target(st, a.addr, ds);
+  st.sb.pending.push({ addr: a.addr, size: a.size, val: exact(ev, "val"), seq: ev.seq, ring: t.ring, slot: t.slot });
+  st.sb.max = Math.max(st.sb.max, st.sb.pending.length);
+  if (t.ring === "sq") {
+    // The driver is writing this slot: it is not free, and not yet published.
+    const d = st.sq[t.slot];
+    if (d && !ownedByDevice(st, t.slot)) { d.written = true; d.done = false; }
+    st.changed = { ring: "sq", slot: t.slot, by: "store" };
+  }
+}
+
+// landed removes the store that just became visible (cpu_write) or went into a
+// dirty cache line (cpu_store_cached) from the pending list. Stores to the same
+// bytes land in program order, so the oldest match is the one.
+function landed(st, ev, cached) {
+  const a = ev.args;
+  const sb = st.sb;
+  const i = sb.pending.findIndex((p) => p.addr === a.addr && p.size === a.size);
+  if (i < 0) return;
+  const [p] = sb.pending.splice(i, 1);
+  sb.drainSeq++;
+  sb.landed.push({ ...p, landedSeq: ev.seq, order: sb.drainSeq, outOfOrder: i > 0, cached });
+  if (sb.landed.length > LANDED_KEPT) sb.landed.shift();
+}
+
+// ---- the IOTLB and the walk
+
+function tlbUse(st, iova, seq) {
+  const i = st.tlb.findIndex((e) => e.iova === iova);
+  if (i < 0) return;
+  const [e] = st.tlb.splice(i, 1);
+  e.used = seq;
+  st.tlb.unshift(e);
+}
+
+// translated records a translation: after a walk it fills the IOTLB (the walk's
+// leaf entry remembered, so that a later store to it can be seen to make the
+// entry stale); after a hit it only finishes the picture of the access.
+function translated(st, ev) {
+  const a = ev.args;
+  const w = st.walk;
+  if (w && w.iova === a.iova && !w.result && w.levels.length) {
+    w.result = { phys: a.phys, perm: a.perm, seq: ev.seq };
+    const leaf = w.levels[w.levels.length - 1];
+    st.tlb = st.tlb.filter((e) => e.iova !== a.iova);
+    st.tlb.unshift({ iova: a.iova, phys: a.phys, perm: a.perm, seq: ev.seq, used: ev.seq,
+      pte: leaf.table + 8 * leaf.index, pteVal: leaf.entry, stale: false });
+    if (st.tlb.length > TLB_MAX) st.tlb.length = TLB_MAX;
+  }
+}
+
+// staleCheck marks IOTLB entries whose page-table entry the CPU has just
+// rewritten: the IOMMU does not watch the tables (§10), so the cached
+// translation lives on until it is invalidated.
+function staleCheck(st, ev) {
+  if (!st.tlb.length) return;
+  const a = ev.args;
+  for (const e of st.tlb) {
+    if (a.addr <= e.pte && e.pte < a.addr + (a.size || 1)) {
+      const v = exact(ev, "val");
+      const same = a.size === 8 && a.addr === e.pte && v === e.pteVal;
+      if (!same) { e.stale = true; e.staleSeq = ev.seq; e.nowVal = a.size === 8 ? v : null; }
+    }
+  }
+}
+
+// invalidate drops what the IOMMU says it dropped: the event counts them, so a
+// quirk that acknowledges and keeps them shows as entries that stay.
+function invalidate(st, ev) {
+  const a = ev.args;
+  const iova = exact(ev, "iova");
+  if (!a.dropped) return;
+  if (iova === (1n << 64n) - 1n) { st.tlb = []; return; }
+  st.tlb = st.tlb.filter((e) => BigInt(e.iova) !== iova);
+}
+
+// ---- configuration space
+
+function cfgAccess(st, ev) {
+  const a = ev.args;
+  const ta = textArgs(ev.text);
+  const dev = st.cfg.devs[a.dev] || (st.cfg.devs[a.dev] = { bdf: ta.dev || String(a.dev), regs: {}, present: null });
+  const write = ev.kind === "pci_cfg_write";
+  const val = exact(ev, "val");
+  dev.regs[a.reg] = { val, size: a.size, seq: ev.seq, write };
+  if (!write && a.reg === 0) dev.present = val !== (1n << BigInt(8 * a.size)) - 1n;
+  // BAR sizing (§4): all ones written, the size mask read back, the address
+  // written. Each BAR register's steps are kept in order.
+  if (a.reg >= 0x10 && a.reg < 0x28 && a.size === 4) {
+    const key = a.dev + ":" + a.reg;
+    const bar = st.cfg.bars[key] || (st.cfg.bars[key] = { dev: a.dev, reg: a.reg, steps: [], size: null, addr: null });
+    const allOnes = val === 0xffffffffn;
+    if (write && allOnes) bar.steps = [];
+    bar.steps.push({ write, val, seq: ev.seq });
+    if (!write && bar.steps.length >= 2 && bar.steps[bar.steps.length - 2].write && bar.steps[bar.steps.length - 2].val === 0xffffffffn) {
+      const mask = val & ~0xfn;
+      bar.size = mask ? Number((~mask + 1n) & 0xffffffffn) : 0;
+    }
+    if (write && !allOnes) bar.addr = val & ~0xfn;
+  }
+}
+
+function barMap(st, ev) {
+  const a = ev.args;
+  st.cfg.mapped = st.cfg.mapped || {};
+  st.cfg.mapped[a.bar] = { addr: exact(ev, "addr"), size: a.size, seq: ev.seq };
+}
+
+// ---- ownership, as §7.1 and §7.3 define it
+
+// ownedByDevice says whether SQ slot i lies in [sq_head, sq_tail): published by
+// a doorbell and not yet completed.
+export function ownedByDevice(st, i) {
+  const n = st.sqSize;
+  if (!n) return false;
+  return (i - st.sqHead + n) % n < (st.sqTail - st.sqHead + n) % n;
+}
+
+// sqOwner is an SQ slot's state: "device" (published, not completed),
+// "written" (the driver has stored to it since it was last free, and not yet
+// rung the doorbell for it) or "free".
+export function sqOwner(st, i) {
+  if (ownedByDevice(st, i)) return "device";
+  return st.sq[i] && st.sq[i].written ? "written" : "free";
+}
+
+// cqOwner is a CQ slot's owner as §7.3 sees it: the driver's from CQ_HEAD up to
+// the device's tail (posted, not yet returned), the device's otherwise.
+export function cqOwner(st, i) {
+  const n = st.cqSize;
+  if (!n) return null;
+  return (i - st.cqHead + n) % n < (st.cqTail - st.cqHead + n) % n ? "driver" : "device";
+}
+
+// expectedPhase is the phase the driver will take as new in CQ slot i: its
+// expected phase from its head to the end of the ring, the other one before
+// its head (those slots come round on the next lap). null while the driver's
+// side is not known.
+export function expectedPhase(st, i) {
+  if (!st.drv.known) return null;
+  return i >= st.drv.head ? st.drv.phase : st.drv.phase ^ 1;
+}
+
+// cqEntryState is how the driver will take CQ slot i: "new" (its phase is the
+// one the driver expects there: a completion still to consume), "stale" (a
+// phase from an earlier lap: consumed, or never this lap's) or "empty" (never
+// written by the device since the ring was set up).
+export function cqEntryState(st, i) {
+  const e = st.cq[i];
+  if (!e) return null;
+  const want = expectedPhase(st, i);
+  if (want == null) return e.posted ? "posted" : "empty";
+  if (e.phase === want) return "new";
+  return e.posted ? "stale" : "empty";
+}
+
 // fold applies one event to st (in place) and returns it.
 export function fold(st, ev, ds) {
   const a = ev.args || {};
@@ -184,15 +407,14 @@ export function fold(st, ev, ds) {
     case "sacc_reset":
       st.enabled = false; st.ready = false; st.error = false; st.errCode = 0; st.pending = false;
       resetRings(st); break;
-    case "sacc_doorbell":
-      st.sqTail = a.sq_tail; st.doorbells++;
-      if (st.sqSize) st.changed = { ring: "sq", slot: (a.sq_tail + st.sqSize - 1) % st.sqSize, by: "doorbell" };
-      break;
+    case "sacc_doorbell": doorbell(st, ev, ds); break;
     case "sacc_cq_head": st.cqHead = a.cq_head; break;
     case "sacc_fetch":
+      // §7.1: the slot stays the device's until its completion is posted; the
+      // device's sq_head moves on only then (sacc_cq_post).
       if (st.sqSize) {
         const slot = a.sq_head % st.sqSize;
-        st.sqHead = (slot + 1) % st.sqSize;
+        st.sqHead = slot;
         st.busy = { slot, req_id: null, opcode: null };
         st.changed = { ring: "sq", slot, by: "fetch" };
       }
@@ -201,7 +423,16 @@ export function fold(st, ev, ds) {
       if (st.busy && st.sq[st.busy.slot]) {
         const d = st.sq[st.busy.slot];
         const op = textArgs(ev.text).opcode;
-        Object.assign(d, { req_id: a.req_id, len: a.len, flags: a.flags, opcode: a.opcode, opName: op || null, fetched: true });
+        // What the device read. The slot keeps what memory holds: the CPU's
+        // stores as they landed, and the device's read for what no store has
+        // shown. They differ when a store landed after the fetch: the doorbell
+        // overtook the descriptor and the device ran a stale one.
+        const read = { req_id: a.req_id, len: a.len, flags: a.flags, opcode: a.opcode };
+        const known = !d.unknown;
+        for (const k of Object.keys(read)) if (!known || d[k] == null) d[k] = read[k];
+        d.opName = d.opcode === a.opcode ? op || null : null;
+        d.read = read;
+        d.fetched = true; d.unknown = false;
         st.busy.req_id = a.req_id; st.busy.opcode = op || a.opcode;
         st.changed = { ring: "sq", slot: st.busy.slot, by: "desc" };
       }
@@ -215,6 +446,13 @@ export function fold(st, ev, ds) {
         st.completions++;
         st.busy = null;
       }
+      if (st.sqSize) {
+        // §7.1: the descriptor's completion is posted, so its slot is the
+        // driver's again; what memory holds there is last lap's descriptor.
+        const d = st.sq[st.sqHead];
+        if (d) { d.written = false; d.done = true; d.overtaken = false; }
+        st.sqHead = (st.sqHead + 1) % st.sqSize;
+      }
       break;
     case "sacc_phase_flip": st.phase = a.phase; break;
     case "sacc_cq_full": st.stalled = true; break;
@@ -227,7 +465,13 @@ export function fold(st, ev, ds) {
     case "msi_deliver": st.irqs++; break;
     case "irq_entry": st.inIrq = true; break;
     case "irq_exit": st.inIrq = false; break;
-    case "syscall": st.syscalls++; break;
+    case "syscall": {
+      st.syscalls++;
+      const nr = textArgs(ev.text).nr || String(a.nr);
+      st.sys.last = { nr, seq: ev.seq, doorbellsBefore: st.doorbells, completionsBefore: st.completions };
+      st.sys.byName[nr] = (st.sys.byName[nr] || 0) + 1;
+      break;
+    }
     case "iommu_reg_write": {
       if (ds.iommuRegName(a.reg) === "CTRL") {
         st.iommu.on = (a.val & ds.registerBit("iommu", "CTRL", "TRANSLATE_ENABLE")) !== 0;
@@ -239,14 +483,36 @@ export function fold(st, ev, ds) {
       const page = Math.floor(a.iova / ds.pageSize) * ds.pageSize;
       st.pages[page] = Math.floor(a.phys / ds.pageSize) * ds.pageSize;
       st.iommu.lastTranslate = { iova: a.iova, phys: a.phys, perm: a.perm, seq: ev.seq };
+      translated(st, ev);
       ringPhys(st, ds);
       break;
     }
-    case "iommu_fault":
+    case "iommu_fault": {
       st.iommu.faults++;
       st.iommu.lastFault = { iova: a.iova, text: ev.text, seq: ev.seq };
+      const ta = textArgs(ev.text);
+      st.faultLog.push({ iova: a.iova, reason: ta.reason || String(a.reason), access: ta.access || String(a.access), seq: ev.seq });
+      if (st.faultLog.length > FAULTS_KEPT) st.faultLog.shift();
+      if (st.walk && st.walk.iova === a.iova - (a.iova % ds.pageSize) && !st.walk.result) st.walk.result = { fault: ta.reason || "fault", seq: ev.seq };
       break;
-    case "cpu_write": cpuWrite(st, ev, ds); break;
+    }
+    case "cpu_write": landed(st, ev, false); cpuWrite(st, ev, ds); staleCheck(st, ev); break;
+    case "cpu_store": bufferStore(st, ev, ds); break;
+    case "cpu_store_cached": landed(st, ev, true); break;
+    case "cpu_barrier": st.sb.barrier = { op: textArgs(ev.text).op || "barrier", drained: a.drained, seq: ev.seq }; break;
+    case "driver_cq": st.drv = { known: true, head: a.head, phase: a.phase, seq: ev.seq }; break;
+    case "iommu_iotlb_miss": st.walk = { iova: a.iova, levels: [], seq: ev.seq, result: null }; break;
+    case "iommu_walk": if (st.walk) st.walk.levels.push({ level: a.level, table: a.table, index: a.index, entry: exact(ev, "entry"), seq: ev.seq }); break;
+    case "iommu_iotlb_hit": tlbUse(st, a.iova, ev.seq); break;
+    case "iommu_iotlb_evict": st.tlb = st.tlb.filter((e) => e.iova !== a.iova); break;
+    case "iommu_invalidate": invalidate(st, ev); break;
+    case "pci_cfg_read": case "pci_cfg_write": cfgAccess(st, ev); break;
+    case "pci_bar_map": barMap(st, ev); break;
+    case "proc_map": {
+      const p = st.procs[a.pid] || (st.procs[a.pid] = { pid: a.pid, maps: [] });
+      p.maps.push({ va: a.va, phys: a.phys, mmio: a.mmio === 1, seq: ev.seq });
+      break;
+    }
     case "cpu_read": {
       const i = ds.completion.slot(st.cqPhys, st.cqSize, a.addr);
       if (i >= 0) st.changed = { ring: "cq", slot: i, by: "poll" };

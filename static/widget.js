@@ -22,11 +22,13 @@ const CONN_TEXT = {
 let widgetCount = 0;
 
 // chooseViews orders a widget's tabs: the views its block asks for (data-views,
-// "trace,source"), then the rest of the registry's; it opens at the first.
+// "trace,source"), then the rest of the registry's but the named-only ones
+// (a picture of one mechanism is a tab only where a block names it); it opens
+// at the first.
 export function chooseViews(wanted, views) {
   const names = views.map((v) => v.name);
   const asked = (wanted || "").split(",").map((v) => v.trim()).filter((v) => names.includes(v));
-  const order = [...new Set([...asked, ...names])];
+  const order = [...new Set([...asked, ...views.filter((v) => !v.named).map((v) => v.name)])];
   return { order, active: order[0] };
 }
 
@@ -146,7 +148,11 @@ class Widget {
     this.speedChosen = false; // the reader picked a speed: keep it
     this.markerSpecs = parseMarkers(root.dataset.markers);
     this.foldNames = root.dataset.folds == null ? null : root.dataset.folds.split(",").filter(Boolean);
+    this.recorded = root.dataset.recorded || "";
     this.startSeq = Math.max(0, parseInt(root.dataset.seq, 10) || 0);
+    // A recorded run's page opens where its address says: /runs/ID#seq=N.
+    const hashSeq = this.recorded && typeof location !== "undefined" ? /(?:^#|&)seq=(\d+)/.exec(location.hash || "") : null;
+    if (hashSeq) this.startSeq = Number(hashSeq[1]);
     this.startMarker = root.dataset.start || "";
     this.runs = { with: this.newRun(), without: this.newRun() };
     this.showing = "with";
@@ -188,7 +194,7 @@ class Widget {
     root.classList.add("sw");
     root.setAttribute("tabindex", "0");
     root.setAttribute("role", "region");
-    root.setAttribute("aria-label", this.hunt ? "Live run of bug hunt " + this.hunt : "Live run of the " + this.scenario + " scenario");
+    root.setAttribute("aria-label", this.hunt ? "Live run of bug hunt " + this.hunt : this.recorded ? "Your recorded run of " + this.recorded : "Live run of the " + this.scenario + " scenario");
     root.setAttribute("aria-keyshortcuts", "Space ArrowRight ArrowLeft Home");
     if (!root.dataset.widget) root.dataset.widget = String(this.n);
     root.dataset.seq = "0";
@@ -198,7 +204,9 @@ class Widget {
     this.optsEl = h("span", { class: "sw-opts" });
     this.showOptions();
     const head = h("div", { class: "sw-head" },
-      h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
+      // A recorded run is not live: it is the learner's, replayed from its record.
+      this.recorded ? h("span", { class: "sw-title" }, "your run of ", h("code", null, this.recorded))
+        : h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
       this.connEl);
     // A hunt offers no option and no bug to switch: its run is the variant's.
     this.controls = buildControls(this, this.hunt ? { name: this.scenario, options: [], quirks: [] } : this.env.ds.scenario(this.scenario), this.env);
@@ -276,7 +284,7 @@ class Widget {
 
   hello(fresh) {
     const o = { ...this.options };
-    this.conn.hello(this.hunt ? { hunt: this.hunt } : { scenario: this.scenario, seed: this.seed, options: o, quirks: [...this.quirks] });
+    this.conn.hello(this.hunt ? { hunt: this.hunt } : { scenario: this.scenario, seed: this.seed, options: o, quirks: [...this.quirks], recorded: this.recorded });
     this.awaitingWelcome = true;
     this.root.dataset.run = "running";
     if (fresh) { this.pause(); this.target = 0; }

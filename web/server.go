@@ -64,6 +64,89 @@ type Config struct {
 	// Hunts serves the bug hunts' pages (/hunts) with the learner's records
 	// and takes their answers; nil: the pages say the server has no workspace.
 	Hunts Hunts
+	// Workbook, if set, serves the learner's exercises: /exercises/ID, the
+	// recorded runs at /runs/ID, and the files the learner edits under
+	// /source/exercises/… (package workbook, through cmd/saccbook).
+	Workbook Workbook
+}
+
+// Workbook is what the server knows of the learner's workspace. Every method
+// reads the workspace afresh: the pages follow the learner's progress.
+type Workbook interface {
+	// Exercise is one exercise's page, or false when there is none.
+	Exercise(id string) (*ExercisePage, bool)
+	// SourceFile is a file the learner edits, named from the workspace root;
+	// only the files meta.json lists.
+	SourceFile(name string) ([]byte, error)
+	// Exercises is every exercise in the order a learner meets them, each with
+	// its status now; nil when the workspace cannot be read.
+	Exercises() []ExerciseEntry
+}
+
+// ExerciseEntry is one exercise as the contents and chapter pages list it.
+type ExerciseEntry struct {
+	ID, Title, ChapterURL string
+	Status                string // as ExercisePage.Status
+}
+
+// ChapterProgress is how far the learner has gone with one chapter's exercises.
+type ChapterProgress struct {
+	Exercises              []ExerciseEntry
+	Done, Active, NotBegun int // Active: started or failing
+}
+
+// progressByChapter groups the exercises by the chapter page they belong to
+// (its slug, from ChapterURL).
+func progressByChapter(exs []ExerciseEntry) map[string]*ChapterProgress {
+	out := map[string]*ChapterProgress{}
+	for _, ex := range exs {
+		slug, ok := strings.CutPrefix(ex.ChapterURL, "/chapters/")
+		if !ok {
+			continue
+		}
+		cp := out[slug]
+		if cp == nil {
+			cp = &ChapterProgress{}
+			out[slug] = cp
+		}
+		cp.Exercises = append(cp.Exercises, ex)
+		switch ex.Status {
+		case "done":
+			cp.Done++
+		case "not started", "":
+			cp.NotBegun++
+		default:
+			cp.Active++
+		}
+	}
+	return out
+}
+
+// statusToken is a status as one word, for a class name or a data attribute:
+// "not started" is "not-started".
+func statusToken(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), " ", "-")
+}
+
+// ExercisePage is what an exercise's page shows.
+type ExercisePage struct {
+	ID, Title, ChapterURL string
+	Goal                  string   // the stub's package doc
+	Files                 []string // what to edit, relative to the exercise
+	Hints                 []string
+	Status                string // the workbook's: "not started", "started", "failing", "done"
+	LastRun               *LastRun
+}
+
+// LastRun is an exercise's last recorded run.
+type LastRun struct {
+	Failed  bool
+	Test    string
+	Message string
+	FailSeq uint64
 }
 
 // NewHandler renders the book and returns the server's handler. Every chapter
@@ -113,9 +196,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	r.NotFound(pages.serveNotFound)
 	r.Group(func(r chi.Router) {
 		r.Use(ordinaryLimits(timeout))
-		r.Get("/", pages.serveTOC)
+		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+			pages.serveTOC(w, r, cfg.Workbook)
+		})
 		r.Get("/chapters/{slug}", func(w http.ResponseWriter, r *http.Request) {
-			pages.serveChapter(w, r, chi.URLParam(r, "slug"))
+			pages.serveChapter(w, r, cfg.Workbook, chi.URLParam(r, "slug"))
 		})
 		r.Get("/static/*", func(w http.ResponseWriter, r *http.Request) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
@@ -130,9 +215,26 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Post("/hunts/{n}/submit", func(w http.ResponseWriter, r *http.Request) {
 			hunts.serveSubmit(w, r, chi.URLParam(r, "n"))
 		})
-		if cfg.Source != nil {
+		if cfg.Source != nil || cfg.Workbook != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
-				serveSource(w, r, cfg.Source, chi.URLParam(r, "*"))
+				name := chi.URLParam(r, "*")
+				if cfg.Workbook != nil && strings.HasPrefix(name, "exercises/") {
+					serveLearnerSource(w, r, cfg.Workbook, name)
+					return
+				}
+				if cfg.Source == nil {
+					http.NotFound(w, r)
+					return
+				}
+				serveSource(w, r, cfg.Source, name)
+			})
+		}
+		if cfg.Workbook != nil {
+			r.Get("/exercises/{id}", func(w http.ResponseWriter, r *http.Request) {
+				pages.serveExercise(w, r, cfg.Workbook, chi.URLParam(r, "id"), pages.exercise)
+			})
+			r.Get("/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
+				pages.serveExercise(w, r, cfg.Workbook, chi.URLParam(r, "id"), pages.run)
 			})
 		}
 		r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -257,11 +359,19 @@ func (s *assetSet) serve(w http.ResponseWriter, r *http.Request, rest string) {
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
 }
 
-// pageSet is every page of the site, rendered at start-up.
+// pageSet is every page of the site, rendered at start-up. With a workbook the
+// contents and the chapters are rendered again at each request, with the
+// learner's progress as it is then.
 type pageSet struct {
-	toc      []byte
-	notFound []byte
-	chapters map[string][]byte // by slug
+	exercise    *template.Template // rendered per request: they show progress
+	run         *template.Template
+	tocT        *template.Template
+	chapterT    *template.Template
+	allChapters []*Chapter
+	toc         []byte
+	notFound    []byte
+	chapters    map[string][]byte   // by slug
+	chapterData map[string]pageData // by slug, without progress
 }
 
 // pageData is what the templates see.
@@ -272,12 +382,18 @@ type pageData struct {
 	Prev     *Chapter
 	Next     *Chapter
 	Sidebar  bool
+	Exercise *ExercisePage // on an exercise's page and its run's
+	// On a chapter page: the body up to the end of its "Exercises" section (or
+	// all of it) and the rest; the chapter's exercises go between.
+	BodyHead, BodyTail template.HTML
+	// Progress is the learner's, by chapter slug; nil outside a workspace.
+	Progress map[string]*ChapterProgress
 	Hunts    *huntView // on the hunt pages
 }
 
 // parseTemplate parses a page's template with the layout.
 func parseTemplate(assets *assetSet, page string) (*template.Template, error) {
-	funcs := template.FuncMap{"asset": assets.url}
+	funcs := template.FuncMap{"asset": assets.url, "inc": func(i int) int { return i + 1 }, "status": statusToken}
 	return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
 }
 
@@ -311,6 +427,26 @@ func newHuntPages(h Hunts, chapters []*Chapter, assets *assetSet, hosts *hostMat
 	return hp, nil
 }
 
+// exercisesHeading is the heading the chapters introduce their exercises under.
+var exercisesHeading = []byte(`<h2 id="exercises">`)
+
+// splitAtExercises cuts a chapter's body where its exercises are to be listed:
+// at the end of its "Exercises" section, after the text that introduces them,
+// or at the end of the body if it has none.
+func splitAtExercises(body template.HTML) (head, tail template.HTML) {
+	b := []byte(body)
+	at := bytes.Index(b, exercisesHeading)
+	if at < 0 {
+		return body, ""
+	}
+	next := bytes.Index(b[at+len(exercisesHeading):], []byte("<h2"))
+	if next < 0 {
+		return body, ""
+	}
+	cut := at + len(exercisesHeading) + next
+	return template.HTML(b[:cut]), template.HTML(b[cut:])
+}
+
 func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
 	parse := func(page string) (*template.Template, error) { return parseTemplate(assets, page) }
 	exec := func(t *template.Template, d pageData) ([]byte, error) {
@@ -332,7 +468,14 @@ func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps := &pageSet{chapters: map[string][]byte{}}
+	ps := &pageSet{chapters: map[string][]byte{}, chapterData: map[string]pageData{}, allChapters: chapters,
+		tocT: tocT, chapterT: chapterT}
+	if ps.exercise, err = parse("exercise.html"); err != nil {
+		return nil, err
+	}
+	if ps.run, err = parse("run.html"); err != nil {
+		return nil, err
+	}
 	if ps.toc, err = exec(tocT, pageData{Title: "Contents", Chapters: chapters}); err != nil {
 		return nil, err
 	}
@@ -341,6 +484,7 @@ func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
 	}
 	for i, c := range chapters {
 		d := pageData{Title: c.Title, Chapters: chapters, Current: c, Sidebar: true}
+		d.BodyHead, d.BodyTail = splitAtExercises(c.HTML)
 		if i > 0 {
 			d.Prev = chapters[i-1]
 		}
@@ -350,6 +494,7 @@ func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
 		if ps.chapters[c.Slug], err = exec(chapterT, d); err != nil {
 			return nil, err
 		}
+		ps.chapterData[c.Slug] = d
 	}
 	return ps, nil
 }
@@ -361,17 +506,52 @@ func writePage(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-func (p *pageSet) serveTOC(w http.ResponseWriter, _ *http.Request) {
+func (p *pageSet) serveTOC(w http.ResponseWriter, _ *http.Request, wb Workbook) {
+	if prog := progressOf(wb); prog != nil {
+		p.writeWithProgress(w, p.tocT, pageData{Title: "Contents", Chapters: p.allChapters, Progress: prog})
+		return
+	}
 	writePage(w, http.StatusOK, p.toc)
 }
 
-func (p *pageSet) serveChapter(w http.ResponseWriter, r *http.Request, slug string) {
+func (p *pageSet) serveChapter(w http.ResponseWriter, r *http.Request, wb Workbook, slug string) {
 	body, ok := p.chapters[slug]
 	if !ok {
 		p.serveNotFound(w, r)
 		return
 	}
+	if prog := progressOf(wb); prog != nil {
+		d := p.chapterData[slug]
+		d.Progress = prog
+		p.writeWithProgress(w, p.chapterT, d)
+		return
+	}
 	writePage(w, http.StatusOK, body)
+}
+
+// progressOf reads the learner's progress now; nil without a workbook.
+func progressOf(wb Workbook) map[string]*ChapterProgress {
+	if wb == nil {
+		return nil
+	}
+	exs := wb.Exercises()
+	if exs == nil {
+		return nil
+	}
+	return progressByChapter(exs)
+}
+
+// writeWithProgress renders a page that shows the learner's progress: never
+// cached, since a check in another terminal changes it.
+func (p *pageSet) writeWithProgress(w http.ResponseWriter, t *template.Template, d pageData) {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "layout", d); err != nil {
+		http.Error(w, "500 the page did not render", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
 }
 
 func (p *pageSet) serveNotFound(w http.ResponseWriter, _ *http.Request) {
@@ -403,5 +583,44 @@ func serveSource(w http.ResponseWriter, r *http.Request, src fs.FS, name string)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(b)
+}
+
+// serveExercise answers GET /exercises/ID and /runs/ID with page t, rendered
+// now from the workspace.
+func (p *pageSet) serveExercise(w http.ResponseWriter, r *http.Request, wb Workbook, id string, t *template.Template) {
+	ex, ok := wb.Exercise(id)
+	if !ok {
+		p.serveNotFound(w, r)
+		return
+	}
+	var b bytes.Buffer
+	title := ex.Title
+	if t == p.run {
+		title = "Your run: " + ex.Title
+	}
+	if err := t.ExecuteTemplate(&b, "layout", pageData{Title: title, Chapters: p.allChapters, Sidebar: true, Exercise: ex}); err != nil {
+		http.Error(w, "500 the page did not render", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
+// serveLearnerSource answers GET /source/exercises/ID/FILE with a file the
+// learner edits, read from the workspace now (never cached: it changes).
+func serveLearnerSource(w http.ResponseWriter, r *http.Request, wb Workbook, name string) {
+	if !fs.ValidPath(name) {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := wb.SourceFile(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(b)
 }

@@ -50,7 +50,7 @@ Example (read the device's vendor and device ID through ECAM):
 						return nil, err
 					}
 					if *traceOn {
-						m.Tracer().Attach(trace.NewTextWriter(e.stderr))
+						m.Tracer().Attach(trace.NewTextWriter(e.stderr).In(m.Tracer().Dialect()))
 					}
 					return m, nil
 				}

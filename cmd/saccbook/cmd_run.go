@@ -34,7 +34,12 @@ With --hunt N it runs your variant of bug hunt N (saccbook hunt start N): the
 scenario, its parameters and its secret bug come from your hunt key, so no
 scenario, --set, --seed, --cost, --ram or --quirks goes with it. The text trace
 then starts every event with its number, the one saccbook hunt submit --event
-asks for.`,
+asks for.
+
+The text trace leaves out the detail events that the browser draws: each store
+entering the CPU's store buffer (cpu_store, and cpu_store_cached on a
+non-coherent CPU) before it lands as cpu_write, and each level of an IOMMU page
+walk (iommu_walk). --details prints them too; json and perfetto always have them.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			var mf machineFlags
 			mf.register(fs)
@@ -44,6 +49,7 @@ asks for.`,
 			dmesg := fs.Bool("dmesg", false, "print the kernel log after the run (scenarios that boot a kernel)")
 			huntN := fs.Int("hunt", 0, "run your variant of bug hunt `N` (see saccbook hunt)")
 			root := rootFlag(fs)
+			details := fs.Bool("details", false, "text trace: also print detail events (stores entering the store buffer, page-walk levels)")
 			return func(ctx context.Context, e *env, args []string) error {
 				if *format != "text" && *format != "json" && *format != "perfetto" {
 					return usageError("unknown format %q", *format)
@@ -62,7 +68,7 @@ asks for.`,
 						return err
 					}
 					fmt.Fprintf(e.stdout, "# hunt %d: %s (your variant; its bug is not named here)\n", v.Hunt.Number, v.Hunt.Title)
-					return runScenario(e, s, v.Options, cfg, *format, *out, *dmesg, true)
+					return runScenario(e, s, v.Options, cfg, *format, *out, *dmesg, *details, true)
 				}
 				if isSet(fs, "root") {
 					return usageError("--root goes with --hunt")
@@ -75,7 +81,7 @@ asks for.`,
 				if err != nil {
 					return err
 				}
-				return runScenario(e, s, opts, cfg, *format, *out, *dmesg, false)
+				return runScenario(e, s, opts, cfg, *format, *out, *dmesg, *details, false)
 			}
 		},
 	}
@@ -116,9 +122,10 @@ func pickScenario(args []string, set string) (scenario.Scenario, map[string]stri
 	return s, opts, nil
 }
 
-// runScenario runs s and writes its trace; numbered starts every text line
-// with the event's sequence number.
-func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg, numbered bool) (err error) {
+// runScenario runs s and writes its trace; details adds the detail events to a
+// text trace, and numbered starts every text line with the event's sequence
+// number.
+func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg, details, numbered bool) (err error) {
 	m, err := machine.New(cfg)
 	if err != nil {
 		return err
@@ -149,9 +156,11 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 	switch format {
 	case "text":
 		if numbered {
-			m.Tracer().Attach(numberedText{bw})
+			m.Tracer().Attach(numberedText{w: bw, d: m.Tracer().Dialect(), details: details})
 		} else {
-			m.Tracer().Attach(trace.NewTextWriter(bw))
+			tw := trace.NewTextWriter(bw).In(m.Tracer().Dialect())
+			tw.Details = details
+			m.Tracer().Attach(tw)
 		}
 	case "json":
 		m.Tracer().Attach(trace.NewJSONWriter(bw))
@@ -179,16 +188,25 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 
 // numberedText is the text trace with each event's sequence number first:
 // "   150      2000 sacc_reg_write reg=SQ_TAIL size=4 val=0x1".
-type numberedText struct{ w *bufio.Writer }
+// Like the plain text trace it leaves out the detail kinds unless asked, and
+// spells the events in the machine's dialect.
+type numberedText struct {
+	w       *bufio.Writer
+	d       trace.Dialect
+	details bool
+}
 
 func (n numberedText) Record(ev *trace.Event) {
+	if !n.details && ev.Kind.Detail() {
+		return
+	}
 	var b [160]byte
 	line := strconv.AppendUint(b[:0], ev.Seq, 10)
 	for len(line) < 6 {
 		line = append([]byte{' '}, line...)
 	}
 	line = append(line, ' ')
-	line = ev.AppendText(line)
+	line = n.d.AppendText(line, *ev)
 	line = append(line, '\n')
 	_, _ = n.w.Write(line)
 }

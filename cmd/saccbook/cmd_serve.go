@@ -20,6 +20,7 @@ import (
 	"github.com/saccbook/saccbook/static"
 	"github.com/saccbook/saccbook/web"
 	"github.com/saccbook/saccbook/web/live"
+	"github.com/saccbook/saccbook/workbook"
 )
 
 func serveCommand() command {
@@ -87,8 +88,22 @@ func serve(ctx context.Context, e *env, ln net.Listener, opt serveOptions) error
 	hosts, url, exposed := hostsFor(bound)
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// The hub checks Host and Origin again, against the same allowlist.
-	lo := live.Options{AllowedOrigins: web.OriginPatterns(hosts), Logger: logger}
+	// Inside a workspace the server also shows the learner's exercises and
+	// their recorded runs.
+	var wb web.Workbook
+	var recorded func(string) (*live.Recording, error)
+	var book *workbook.Book
+	if root, err := workbook.FindRoot("."); err == nil {
+		if book, err = workbook.Open(root); err == nil {
+			sb := servedBook{book}
+			wb, recorded = sb, sb.recorded
+		} else {
+			fmt.Fprintf(e.stderr, "saccbook: the exercises are not shown: %v\n", err)
+		}
+	}
+	lo := live.Options{AllowedOrigins: web.OriginPatterns(hosts), Logger: logger, Recorded: recorded}
 	wc := web.Config{
+		Workbook:     wb,
 		Chapters:     chapters.FS,
 		Static:       static.FS,
 		Source:       saccbook.Source,
@@ -117,6 +132,14 @@ func serve(ctx context.Context, e *env, ln net.Listener, opt serveOptions) error
 	fmt.Fprintf(e.stdout, "saccbook: press Ctrl-C to stop\n")
 	if opt.open {
 		openBrowser(e.stderr, url)
+	}
+	if book != nil {
+		// A failing exercise links to its run at this address (the one printed).
+		addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
+		if err := book.WriteServeAddr(addr); err != nil {
+			fmt.Fprintf(e.stderr, "saccbook: %v\n", err)
+		}
+		defer func() { _ = book.RemoveServeAddr(addr) }()
 	}
 	if opt.started != nil {
 		opt.started(url)

@@ -8,16 +8,18 @@ import (
 
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // machineFlags are the flags every command that builds a machine shares.
 type machineFlags struct {
-	ram    byteSize
-	seed   uint64
-	costs  costList
-	quirks string
+	ram     byteSize
+	seed    uint64
+	costs   costList
+	quirks  string
+	profile profileFlag
 }
 
 func (f *machineFlags) register(fs *flag.FlagSet) {
@@ -26,6 +28,8 @@ func (f *machineFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for every random choice in the run")
 	fs.Var(&f.costs, "cost", "override one cost-model parameter, name=value (repeatable; see 'saccbook costs')")
 	fs.StringVar(&f.quirks, "quirks", "", "comma-separated quirks to switch on (see 'saccbook quirks')")
+	f.profile.p = profile.V1()
+	fs.Var(&f.profile, "profile", "the version of the contract the device is built to: "+strings.Join(profile.Names(), " or "))
 }
 
 func (f *machineFlags) config() (machine.Config, error) {
@@ -39,7 +43,22 @@ func (f *machineFlags) config() (machine.Config, error) {
 	if err != nil {
 		return machine.Config{}, err
 	}
-	return machine.Config{RAMSize: uint64(f.ram), Seed: f.seed, Cost: &cost, Quirks: qs}, nil
+	return machine.Config{RAMSize: uint64(f.ram), Seed: f.seed, Cost: &cost, Quirks: qs, Profile: f.profile.p}, nil
+}
+
+// profileFlag is a flag value naming a profile; an unknown name is refused while
+// the flags are parsed.
+type profileFlag struct{ p profile.Profile }
+
+func (f *profileFlag) String() string { return f.p.Name }
+
+func (f *profileFlag) Set(s string) error {
+	p, err := profile.Parse(s)
+	if err != nil {
+		return err
+	}
+	f.p = p
+	return nil
 }
 
 // byteSize is a flag value such as 128M.

@@ -58,18 +58,22 @@ func TestFindsTheSACC(t *testing.T) {
 }
 
 func TestFindsTheSACCInAnotherSlot(t *testing.T) {
-	m := check.Boot(t, host.Config{})
-	bus := &rewiredBus{cpu: m.CPU, moved: map[uint32]uint32{17: sacc.SACCDevice}, empty: map[uint32]bool{sacc.SACCDevice: true}}
-	got, err := find(m, bus)
-	want := theSACC
-	want.Dev = 17
-	if err != nil {
-		m.Fatalf("On this machine the SACC sits in slot 17 (00:11.0) and slot 3 is empty.\n"+
-			"FindSACC returned an error: %v\nwant: %s", err, describe(want))
-	}
-	if got != want {
-		m.Fatalf("On this machine the SACC sits in slot 17 (00:11.0) and slot 3 is empty.\n"+
-			"FindSACC returned\n  %s\nwant\n  %s\nslots the scan read: %s", describe(got), describe(want), bus.slotsRead())
+	// Slot 31 is the last one a scan of bus 0 looks at.
+	for _, slot := range []uint32{17, 31} {
+		t.Run(fmt.Sprintf("slot %d", slot), func(t *testing.T) {
+			m := check.Boot(t, host.Config{})
+			bus := &rewiredBus{cpu: m.CPU, moved: map[uint32]uint32{slot: sacc.SACCDevice}, empty: map[uint32]bool{sacc.SACCDevice: true}}
+			got, err := find(m, bus)
+			want := theSACC
+			want.Dev = slot
+			where := fmt.Sprintf("On this machine the SACC sits in slot %d (00:%02x.0) and slot 3 is empty.", slot, slot)
+			if err != nil {
+				m.Fatalf("%s\nFindSACC returned an error: %v\nwant: %s\nslots the scan read: %s", where, err, describe(want), bus.slotsRead())
+			}
+			if got != want {
+				m.Fatalf("%s\nFindSACC returned\n  %s\nwant\n  %s\nslots the scan read: %s", where, describe(got), describe(want), bus.slotsRead())
+			}
+		})
 	}
 }
 

@@ -2,13 +2,30 @@
 //
 // A BAR (base address register) says where in physical memory a device's
 // registers appear. Software chooses the address; the device decides the size.
-// To learn the size, software writes all ones to the BAR and reads it back. The
-// device keeps the bits below its size at zero, so what comes back is a mask,
-// for example 0xFFFFE000. Its low 4 bits are not part of the mask: they are type
-// bits (bit 0 memory or I/O, bits 2:1 32- or 64-bit, bit 3 prefetchable) and must
-// be cleared before the mask is turned into a size. Sizing destroys the address
-// the BAR held, so the BAR must get its old value back at the end
-// (specification §3 "BAR sizing", §4; Linux does this in __pci_read_base).
+// Write SizeBAR, which asks a BAR its size the way Linux does in
+// __pci_read_base.
+//
+// What you need to know (docs/SPEC.md §3 "BAR sizing", §4):
+//
+//   - BAR n is the configuration dword at sacc.CfgBAR0 + 4*n; a type-0 header
+//     has BARs 0 to 5 (sacc.NumBARs);
+//   - after software writes all ones to a BAR, the BAR reads back a mask: the
+//     device ties the address bits below its size to zero, so BAR0 (8 KiB)
+//     reads 0xFFFFE000;
+//   - the low 4 bits of a memory BAR are type bits, not address bits (bit 0
+//     memory or I/O, bits 2:1 32- or 64-bit, bit 3 prefetchable,
+//     sacc.BARTypeMask): they play no part in the size, and a BAR that says
+//     "prefetchable" has bit 3 set in every read;
+//   - a BAR that reads back 0 after the all-ones write is not implemented;
+//   - sizing destroys the address the BAR held: until it is written back, the
+//     device answers at no address.
+//
+// The contract the tests hold SizeBAR to:
+//
+//   - it returns the size in bytes of BAR number bar, or 0 (and no error) for
+//     a BAR that is not implemented;
+//   - when it returns, the BAR holds exactly what it held before;
+//   - a bar outside 0 to 5 is an error, and then it writes nothing.
 //
 // Edit this file, then run:
 //
@@ -16,9 +33,7 @@
 //	saccbook check 01-size-bar
 package sizebar
 
-import (
-	"errors"
-)
+import "errors"
 
 // ConfigSpace is the part of a PCI function a BAR sizer needs: 32-bit reads and
 // writes of its configuration space (pci_read_config_dword and
@@ -28,14 +43,8 @@ type ConfigSpace interface {
 	WriteConfig32(reg uint32, v uint32)
 }
 
-// SizeBAR returns the size in bytes of memory BAR number bar (0 to 5; BAR n is
-// the dword at sacc.CfgBAR0 + 4*n), or 0 if the BAR is not implemented (it reads
-// back 0 after the all-ones write). When SizeBAR returns, the BAR holds exactly
-// what it held before.
-//
-// A bar outside 0 to 5 is an error, and then nothing is written.
+// SizeBAR returns the size in bytes of memory BAR number bar, or 0 if the BAR is
+// not implemented, and leaves the BAR as it found it.
 func SizeBAR(cfg ConfigSpace, bar int) (uint64, error) {
-	// TODO: save the BAR, write all ones, read the mask back, restore the BAR,
-	// clear the type bits and turn the mask into a size.
 	return 0, errors.New("SizeBAR is not written yet: this is your exercise")
 }

@@ -226,7 +226,7 @@ func TestStartStopsWhenEnableIsRefused(t *testing.T) {
 			refusedAt, sacc.StatusRingConfig)
 	}
 	if waited := r.M.Now() - refusedAt; waited > ReadyTimeout/4 {
-		r.Fatalf("Start returned an error, but only %s after the device refused ENABLE (STATUS.ERROR was set at t=%d ns). "+
+		r.Fatalf("Start returned an error, but it kept waiting for %s after the device refused ENABLE (STATUS.ERROR was set at t=%d ns). "+
 			"READY will never come once STATUS.ERROR is 1: check bit 1 of STATUS on every poll and stop at once.",
 			check.Duration(waited), refusedAt)
 	}
@@ -251,7 +251,7 @@ func TestStartGivesUpOnADeadDevice(t *testing.T) {
 			check.Duration(ReadyTimeout), check.Duration(waited))
 	}
 	if waited > 2*ReadyTimeout {
-		r.Fatalf("Start gave up, but only %s after ENABLE; ReadyTimeout is %s. Measure the deadline in time (c.Now()), "+
+		r.Fatalf("Start gave up, but not before %s after ENABLE; ReadyTimeout is %s. Measure the deadline in time (c.Now()), "+
 			"not in a number of polls.", check.Duration(waited), check.Duration(ReadyTimeout))
 	}
 }

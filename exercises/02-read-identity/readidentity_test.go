@@ -124,3 +124,49 @@ func TestFailsCleanlyWhenBAR0IsLost(t *testing.T) {
 			"want an error that wraps ErrNotDecoding.", bar0, err)
 	}
 }
+
+// impostor boots a machine on which the kernel's BAR0 starts 0x10 bytes into
+// the SACC's real BAR0, at SQ_BASE: offset 0 of it reads the low half of SQ_BASE
+// and offset 4 the high half, which the test sets to magic and version. It
+// stands in for a function that decodes but is not a SACC, or not one of this
+// version.
+func impostor(t *testing.T, magic, version uint32) (*check.Machine, *kernel.PCIDev) {
+	m, pdev := boot(t, host.Config{})
+	pdev.EnableDevice()
+	regs, err := pdev.IOMap(0)
+	if err != nil {
+		t.Fatalf("check: pci_iomap: %v", err)
+	}
+	regs.Writeq(sacc.RegSQBaseLo, uint64(version)<<32|uint64(magic))
+	pdev.BAR[0].Start += sacc.RegSQBaseLo
+	return m, pdev
+}
+
+func TestRefusesAnotherDevice(t *testing.T) {
+	const other = 0x1234_5678
+	m, pdev := impostor(t, other, sacc.VersionValue)
+	got, err := read(m, pdev)
+	switch {
+	case err == nil:
+		m.Fatalf("On this machine BAR0 decodes, but the device there is not a SACC: MAGIC reads %#08x, not %#08x.\n"+
+			"ReadIdentity returned %v and no error; want an error: a driver must not go on with a device it does not know.",
+			other, sacc.MagicValue, got)
+	case errors.Is(err, ErrNotDecoding):
+		m.Fatalf("On this machine BAR0 decodes, but MAGIC reads %#08x: the device there is not a SACC.\n"+
+			"ReadIdentity returned %q, which wraps ErrNotDecoding. All ones is the only sign of a BAR that does not decode; "+
+			"any other value comes from a device that answered. Return an error that does not wrap ErrNotDecoding.", other, err)
+	}
+}
+
+func TestRefusesAnotherVersion(t *testing.T) {
+	m, pdev := impostor(t, sacc.MagicValue, 2)
+	got, err := read(m, pdev)
+	if err == nil {
+		m.Fatalf("On this machine MAGIC reads %#08x, but VERSION reads 2, not %d: a version of the device this driver "+
+			"does not know. ReadIdentity returned %v and no error; want an error.", sacc.MagicValue, sacc.VersionValue, got)
+	}
+	if errors.Is(err, ErrNotDecoding) {
+		m.Fatalf("MAGIC reads %#08x and VERSION 2: BAR0 decodes. ReadIdentity returned %q, which wraps ErrNotDecoding; "+
+			"that error is for MAGIC reading all ones only.", sacc.MagicValue, err)
+	}
+}

@@ -1,25 +1,35 @@
 // Exercise 03-batch-doorbell: many descriptors, one doorbell.
 //
-// A doorbell is a tail, not a count (specification §5.1): writing SQ_TAIL = t
-// hands the device every slot from its head up to, not including, t. So a driver
-// with several jobs writes all their descriptors first and rings once, with the
-// tail after the last one. That saves a write across the link per job; NVMe and
-// network drivers batch this way when the block layer or the stack hands them
-// several requests at once.
+// A doorbell is a tail, not a count: writing SQ_TAIL = t hands the device every
+// slot from its head up to, not including, t. So a driver with several jobs can
+// write all their descriptors and ring once, with the tail after the last one,
+// saving a write across the link per job. NVMe and network drivers batch this
+// way when the block layer or the stack hands them several requests at once.
+// Write SubmitBatch.
 //
-// Two rules keep the ring sane (§7.1, §7.3):
+// What you need to know (docs/SPEC.md §5.1, §6.1, §7.1, §7.3, §7.4):
 //
-//   - The tail wraps: after slot Size-1 comes slot 0, and the doorbell value is
-//     always below Size.
-//   - At most Size-1 descriptors may be in flight (handed to the device and not
-//     yet completed and consumed). If the driver filled every slot, the tail
-//     would come back round to the device's head, and tail == head means "empty":
-//     the device would see no work at all. A batch that does not fit is refused
-//     whole, before anything is written.
+//   - slot i of the SQ is the 32 bytes at SQ + 32*i (sacc.Descriptor.Encode
+//     lays one out); after slot Size-1 comes slot 0, and a doorbell value is
+//     always below Size;
+//   - tail == head means an empty ring. So at most Size-1 descriptors may be in
+//     flight (handed to the device and not yet completed and consumed): if the
+//     driver filled every slot, the tail would come back round to the device's
+//     head and the device would see no work at all;
+//   - every store a doorbell hands over must be in memory before the doorbell
+//     lands. c.WMB() orders every earlier store before any later one;
+//     regs.Writel includes that barrier, regs.WritelRelaxed does not.
 //
-// Each descriptor is 32 bytes, slot i at SQ + 32*i (sacc.Descriptor.Encode lays
-// it out). The stores must be visible before the doorbell: c.WMB(), once, after
-// the last one.
+// The contract the tests hold SubmitBatch to (on x86 and on arm64 with several
+// seeds, across the wrap):
+//
+//   - descs go into consecutive slots from q.Tail, wrapping at q.Size, in order;
+//   - one doorbell for the whole batch, with the tail after the last of them,
+//     and every store into those slots lands before it (checked in the trace);
+//   - afterwards q.Tail is that tail and q.InFlight has grown by len(descs);
+//   - a batch that would leave more than q.Size-1 in flight is refused whole:
+//     an error wrapping ErrRingFull, nothing stored, no doorbell, q unchanged;
+//   - an empty batch is not an error, and writes and rings nothing.
 //
 // Edit this file, then run:
 //
@@ -46,15 +56,8 @@ type Queue struct {
 // ErrRingFull is returned, as it is or wrapped, when a batch does not fit.
 var ErrRingFull = errors.New("submission ring full")
 
-// SubmitBatch writes descs into consecutive slots starting at q.Tail, wrapping
-// at q.Size, makes them visible, and rings the doorbell once with the tail after
-// the last of them. It advances q.Tail and adds len(descs) to q.InFlight.
-//
-// If the batch would leave more than q.Size-1 descriptors in flight, SubmitBatch
-// returns an error wrapping ErrRingFull and writes nothing. An empty batch writes
-// nothing and rings nothing.
+// SubmitBatch hands descs to the device with one doorbell, or refuses the
+// whole batch with ErrRingFull if it does not fit.
 func SubmitBatch(c *cpu.CPU, regs *kernel.IOMem, q *Queue, descs []sacc.Descriptor) error {
-	// TODO: check the batch fits, store every descriptor, wmb, advance the tail,
-	// ring once.
 	return errors.New("SubmitBatch is not written yet: this is your exercise")
 }

@@ -82,6 +82,10 @@ func (r *rig) checkRegisters(rings Rings, size uint32) {
 			r.Fatalf("%s holds %#x, the CPU address of the ring; the device needs its DMA address, %#x.\n%s",
 				reg.name, reg.got, reg.want, r.where())
 		}
+		if reg.cpu != 0 && uint32(reg.got) == uint32(reg.want) {
+			r.Fatalf("%s holds %#x, want %#x: its high half (the register at +4) still holds what was there before. "+
+				"A 64-bit register needs both halves written, or one 64-bit write.", reg.name, reg.got, reg.want)
+		}
 		r.Fatalf("%s holds %#x, want %#x.", reg.name, reg.got, reg.want)
 	}
 }
@@ -194,6 +198,9 @@ func (r *rig) runJobs(rings Rings, n int) {
 
 func TestRingsWithoutIOMMU(t *testing.T) {
 	r := setUp(t, false)
+	// An earlier driver left its own bases behind, high halves included.
+	r.regs.Writel(sacc.RegSQBaseHi, 0x1)
+	r.regs.Writel(sacc.RegCQBaseHi, 0x2)
 	rings, _, err := r.setUpRings(8)
 	if err != nil {
 		r.Fatalf("SetUpRings(8) returned an error: %v", err)
@@ -247,6 +254,30 @@ func TestRingsRefuseBadSizes(t *testing.T) {
 			if got := r.K.MemInUse(); got != inUse {
 				r.Fatalf("SetUpRings(%d) returned an error, good, but left %d bytes allocated: check the size before "+
 					"allocating anything.", size, got-inUse)
+			}
+		})
+	}
+}
+
+// TestGivesBackWhatItTookWhenAnAllocationFails: the kernel refuses the second
+// dma_alloc_coherent, then the first.
+func TestGivesBackWhatItTookWhenAnAllocationFails(t *testing.T) {
+	for skip, which := range []string{"the first", "the second"} {
+		t.Run(which, func(t *testing.T) {
+			// Without an IOMMU: its page tables stay allocated after an unmap.
+			r := setUp(t, false)
+			if err := r.K.InjectFault("dma_alloc_coherent", skip, kernel.ENOMEM); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			inUse := r.K.MemInUse()
+			_, _, err := r.setUpRings(8)
+			if err == nil {
+				r.Fatalf("The kernel refused %s dma_alloc_coherent of SetUpRings (ENOMEM), yet SetUpRings returned nil: "+
+					"rings that do not exist cannot be used. Return the error.", which)
+			}
+			if got := r.K.MemInUse(); got != inUse {
+				r.Fatalf("The kernel refused %s dma_alloc_coherent and SetUpRings returned an error, good, but it left %d "+
+					"bytes allocated: free what you allocated before giving up (dma_free_coherent).", which, got-inUse)
 			}
 		})
 	}

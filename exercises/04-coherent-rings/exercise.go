@@ -2,23 +2,37 @@
 //
 // Both rings live in host memory, and both sides use them: the CPU writes
 // descriptors and reads completions, the device reads descriptors and writes
-// completions, by DMA. So the memory has two addresses (specification §6, §10):
+// completions, by DMA. Write SetUpRings, the part of a probe that NVMe drivers
+// do for each queue: allocate it with dma_alloc_coherent and write the
+// dma_addr_t into the controller's registers.
 //
-//   - the CPU address, which the driver's loads and stores use;
-//   - the DMA address, which the device puts on the bus. Without an IOMMU it is
-//     the physical address; with one it is an I/O virtual address that only the
-//     IOMMU can translate.
+// What you need to know (docs/SPEC.md §5, §6.1, §6.2, §7.5, §10):
 //
-// dma_alloc_coherent gives both at once, for memory that the CPU and the device
-// see alike without any sync step, already zeroed: here pdev.DMAAllocCoherent(size)
-// returns (cpuAddr, dmaAddr, err). The registers take DMA addresses only:
-// SQ_BASE (BAR0 0x10, 64 bits) and CQ_BASE (0x20), with SQ_SIZE (0x18) and CQ_SIZE
-// (0x28) in entries. A descriptor is 32 bytes and a completion 16
-// (sacc.DescriptorSize, sacc.CompletionSize), so the two rings are not the same
-// size. Ring sizes must be powers of two from 2 to 4096 (§7.5).
+//   - memory the device uses has two addresses: the CPU address, which the
+//     driver's loads and stores use, and the DMA address, which the device puts
+//     on the bus. Without an IOMMU the DMA address is the physical address; with
+//     one it is an I/O virtual address that only the IOMMU translates, and the
+//     CPU address means nothing to the device;
+//   - pdev.DMAAllocCoherent(n) is dma_alloc_coherent: n bytes that the CPU and
+//     the device see alike without any sync step, zeroed, page aligned,
+//     returned as (cpuAddr, dmaAddr, err); pdev.DMAFreeCoherent(n, cpuAddr,
+//     dmaAddr) gives them back;
+//   - a descriptor is 32 bytes and a completion 16 (sacc.DescriptorSize,
+//     sacc.CompletionSize), so the two rings are not the same size;
+//   - SQ_BASE (0x10, 64 bits) and CQ_BASE (0x20) take DMA addresses; SQ_SIZE
+//     (0x18) and CQ_SIZE (0x28) take sizes in entries, which must be powers of
+//     two from 2 to 4096 (sacc.MinRingSize, sacc.MaxRingSize).
 //
-// Linux drivers do exactly this in probe: NVMe allocates each queue with
-// dma_alloc_coherent and writes the dma_addr_t into the controller's registers.
+// The contract the tests hold SetUpRings to (with and without an IOMMU):
+//
+//   - it returns both addresses of both rings: the CPU address and the DMA
+//     address of each name the same memory, all of the ring;
+//   - the four ring registers hold the DMA addresses and size; CTRL.ENABLE is
+//     left to the caller;
+//   - a size that is not a power of two from 2 to 4096 is an error: nothing
+//     allocated, no register written;
+//   - if an allocation fails, SetUpRings returns an error and leaves nothing
+//     allocated.
 //
 // Edit this file, then run:
 //
@@ -39,17 +53,8 @@ type Rings struct {
 	Size         uint32 // entries in each ring
 }
 
-// SetUpRings allocates a submission ring of size descriptors and a completion
-// ring of size entries with dma_alloc_coherent (pdev.DMAAllocCoherent), and
-// programs SQ_BASE, SQ_SIZE, CQ_BASE and CQ_SIZE through regs (BAR0, mapped)
-// so that the device will use them. It does not set CTRL.ENABLE: the caller
-// does that.
-//
-// If size is not a power of two from 2 to 4096 (sacc.MinRingSize,
-// sacc.MaxRingSize), SetUpRings returns an error and allocates and writes
-// nothing. If the second allocation fails, it frees the first.
+// SetUpRings allocates a submission ring and a completion ring of size entries
+// each and programs the device's ring registers with them, without enabling it.
 func SetUpRings(pdev *kernel.PCIDev, regs *kernel.IOMem, size uint32) (Rings, error) {
-	// TODO: check size, allocate both rings, program the four ring registers
-	// with the DMA addresses.
 	return Rings{}, errors.New("SetUpRings is not written yet: this is your exercise")
 }

@@ -2,6 +2,7 @@ package dmacopy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -124,17 +125,50 @@ func (r *rig) checkCopied(src, out []byte, err error, evs []trace.Event, leaked 
 			"(the first result of DMAAllocCoherent) after Run, and fill the source through its CPU address before.",
 			len(out), head(out), head(src), d.Dst)
 	}
-	// The CPU must not have written the destination itself.
-	for _, w := range check.Find(evs, trace.CPUWrite) {
+	// The result must be what the device wrote: no CPU store into the
+	// destination after the device's write, and every line of it read by the CPU
+	// afterwards. (A store before the copy is harmless: the device overwrites it.)
+	var lastDMA trace.Event
+	for _, w := range writes {
+		if w.Args[0] >= d.Dst && w.Args[0] < d.Dst+uint64(n) {
+			lastDMA = w
+		}
+	}
+	inDst := func(a uint64) bool {
 		for i := 0; i < len(dstPhys); i += 2 {
-			if a := w.Args[0]; a >= dstPhys[i] && a < dstPhys[i]+dstPhys[i+1] {
-				r.Fatalf("The bytes are right, but the CPU stored into the destination buffer itself (%s). "+
-					"Let the device do the copy: the CPU writes only the source.", w.String())
+			if a >= dstPhys[i] && a < dstPhys[i]+dstPhys[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	after := false
+	read := map[uint64]bool{} // cache lines of the destination the CPU read after the device wrote them
+	for _, ev := range evs {
+		switch {
+		case ev == lastDMA:
+			after = true
+		case after && ev.Kind == trace.CPUWrite && inDst(ev.Args[0]):
+			r.Fatalf("The bytes are right, but after the device wrote the destination the CPU stored into it itself (%s): "+
+				"what Copy returns must be what the device wrote. The CPU writes only the source.", ev.String())
+		case after && ev.Kind == trace.CPURead && inDst(ev.Args[0]):
+			read[ev.Args[0]&^(lineSize-1)] = true
+		}
+	}
+	for i := 0; i < len(dstPhys); i += 2 {
+		for line := dstPhys[i] &^ (lineSize - 1); line < dstPhys[i]+dstPhys[i+1]; line += lineSize {
+			if !read[line] {
+				r.Fatalf("The bytes are right, but the CPU never read the destination at %#x after the device wrote it: "+
+					"they did not come from the device. Read the result back through the destination's CPU address.", max(line, dstPhys[i]))
 			}
 		}
 	}
 	r.leak(leaked)
 }
+
+// lineSize is the CPU's cache line: a load that misses reads one from memory,
+// and the trace shows it.
+const lineSize = 64
 
 func head(b []byte) []byte { return b[:min(len(b), 24)] }
 
@@ -174,6 +208,38 @@ func TestCopyReportsAFailedCommand(t *testing.T) {
 			sacc.StatusBadAddress, len(out))
 	}
 	r.leak(leaked)
+}
+
+// lostDevice never completes a command: Run gives up with an error.
+type lostDevice struct{}
+
+func (lostDevice) Run(sacc.Descriptor) (sacc.Completion, error) {
+	return sacc.Completion{}, errors.New("no completion within 1 ms")
+}
+
+func TestCopyReportsALostCommand(t *testing.T) {
+	r := setUp(t, false)
+	out, _, leaked, err := r.copyOn(lostDevice{}, message(64))
+	if err == nil {
+		r.Fatalf("dev.Run returned an error (no completion came), yet Copy returned %d bytes and no error. Pass the error on.", len(out))
+	}
+	r.leak(leaked)
+}
+
+func TestCopyWhenMemoryRunsOut(t *testing.T) {
+	for skip, which := range []string{"the first", "the second"} {
+		t.Run(which, func(t *testing.T) {
+			r := setUp(t, false)
+			if err := r.K.InjectFault("dma_alloc_coherent", skip, kernel.ENOMEM); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			out, _, leaked, err := r.copyOn(r.dev, message(64))
+			if err == nil {
+				r.Fatalf("The kernel refused %s dma_alloc_coherent of Copy (ENOMEM), yet Copy returned %d bytes and no error.", which, len(out))
+			}
+			r.leak(leaked)
+		})
+	}
 }
 
 func TestCopyRefusesNothing(t *testing.T) {

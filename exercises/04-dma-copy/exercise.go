@@ -1,23 +1,38 @@
 // Exercise 04-dma-copy: let the device move the bytes.
 //
-// A MEMCPY descriptor (specification §6.1, §6.3) tells the device to read length
-// bytes at src_addr and write them at dst_addr, by DMA: the CPU moves none of
-// them. Both addresses are DMA addresses, the ones the device puts on the bus
-// (§10). The CPU, meanwhile, fills the source and reads the result through its
-// own addresses. So every buffer has two:
+// A MEMCPY descriptor tells the device to read length bytes at src_addr and
+// write them at dst_addr, by DMA: the CPU moves none of them. The CPU fills the
+// source beforehand and reads the result afterwards, each through its own
+// addresses. Write Copy.
 //
-//	cpuAddr, dmaAddr, err := pdev.DMAAllocCoherent(n)   // dma_alloc_coherent
-//	pdev.DMAFreeCoherent(n, cpuAddr, dmaAddr)           // dma_free_coherent
+// What you need to know (docs/SPEC.md §6.1, §6.3, §8, §10):
 //
-// Without an IOMMU the two happen to be equal on this machine; with one they
-// never are, and a CPU address in a descriptor makes the IOMMU block the access:
-// the command completes with status 2, bad address.
+//   - a buffer the device uses has two addresses: pdev.DMAAllocCoherent(n)
+//     (dma_alloc_coherent) returns (cpuAddr, dmaAddr, err), and
+//     pdev.DMAFreeCoherent(n, cpuAddr, dmaAddr) (dma_free_coherent) gives the
+//     buffer back. The CPU's loads and stores (c.StoreBytes, c.LoadBytes) take
+//     CPU addresses; a descriptor carries DMA addresses. Without an IOMMU the two
+//     happen to be equal on this machine; with one they never are, and a CPU
+//     address in a descriptor makes the IOMMU block the access: the command
+//     completes with status 2, bad address;
+//   - MEMCPY's length is 1 byte to 1 MiB (sacc.MaxLength); 0 is invalid;
+//   - dev.Run submits one descriptor and waits for its completion (chapters 3,
+//     5 and 6): its doorbell comes after a write barrier, so what the CPU stored
+//     before calling Run is in memory when the device looks. It returns an
+//     error only when no completion came at all; a completion whose status is
+//     not 0 (sacc.StatusOK) is a command that failed (§8).
 //
-// Submitting the descriptor and waiting for its completion is done for you by
-// dev.Run (that is chapters 3, 5 and 6). Its doorbell comes after a write
-// barrier, so what the CPU stored before calling Run is in memory when the device
-// looks. A completion whose status is not 0 (sacc.StatusOK) means the command
-// failed (§8).
+// The contract the tests hold Copy to (with and without an IOMMU, across
+// pages):
+//
+//   - it returns the bytes the device wrote into the destination, read back by
+//     the CPU after the copy; the CPU does not write the destination after the
+//     device has;
+//   - the device sees exactly one MEMCPY of len(src) bytes, from the source's
+//     DMA address to the destination's;
+//   - an empty src, an error from dev.Run, a failed completion and a failed
+//     allocation are errors, and then Copy returns no bytes;
+//   - when Copy returns, both buffers are freed, whatever happened.
 //
 // Edit this file, then run:
 //
@@ -41,15 +56,7 @@ type Device interface {
 }
 
 // Copy has the device copy src into fresh memory and returns the bytes the
-// device wrote there, read back by the CPU.
-//
-// It allocates a source and a destination buffer of len(src) bytes with
-// dma_alloc_coherent, stores src into the source with the CPU, runs one MEMCPY
-// from source to destination on dev, reads the destination with the CPU, and
-// frees both buffers, whatever happened. An empty src, an error from dev.Run and
-// a completion with a status other than OK are errors.
+// device wrote there.
 func Copy(c *cpu.CPU, pdev *kernel.PCIDev, dev Device, src []byte) ([]byte, error) {
-	// TODO: allocate two coherent buffers, fill the source, run a MEMCPY with
-	// their DMA addresses, read the destination, free both.
 	return nil, errors.New("Copy is not written yet: this is your exercise")
 }

@@ -1,18 +1,32 @@
 // Exercise 05-ring: the two indices that make a ring.
 //
-// A ring is Size slots used in a circle. The producer claims the slot at Tail
-// and moves Tail on by one; the consumer releases the slot at Head and moves Head
-// on by one. An index that reaches Size goes back to 0: the ring wraps.
+// A ring is Size slots used in a circle: the producer claims the slot at Tail
+// and moves Tail on, the consumer releases the slot at Head and moves Head on,
+// and an index that passes the last slot comes back to 0. Everything a driver
+// does with the device's rings rests on getting these few lines right. Write
+// Ring's methods.
 //
-// Head == Tail means empty. So the producer must stop one slot early: the ring is
-// full when (Tail + 1) mod Size == Head, and a ring of Size slots holds at most
-// Size − 1 entries (specification §7.3; NVMe does the same). If the producer
-// filled the last slot too, its tail would come round onto the head, and a full
-// ring would look exactly like an empty one.
+// What you need to know (docs/SPEC.md §7.3; chapter 5):
 //
-// The tests use your Ring to manage the device's submission queue: every slot
-// Push hands out gets a descriptor, the doorbell carries Tail, and every
-// completion Pops a slot. The device must run every job, lap after lap.
+//   - Head == Tail means empty, and nothing else may look like that;
+//   - so the producer stops one slot early: a ring of Size slots holds at most
+//     Size − 1 entries, as NVMe's queues do. If the producer filled the last slot
+//     too, its tail would come round onto the head, and a full ring would look
+//     exactly like an empty one;
+//   - Size is a power of two from 2 to 4096; Head and Tail are always slot
+//     numbers, 0 to Size − 1, and Tail may be below Head after a wrap.
+//
+// The contract the tests hold Ring to:
+//
+//   - Len, Empty and Full answer for every Head and Tail, across the wrap;
+//   - Push returns the slot it claimed (the old Tail) and moves Tail on, with
+//     wrap; on a full ring it returns false and changes nothing;
+//   - Pop does the same with Head on a non-empty ring, and returns false and
+//     changes nothing on an empty one;
+//   - the tests also drive the device's submission queue with your Ring for
+//     three laps: every slot Push hands out gets a descriptor, the doorbell
+//     carries Tail, and every completion Pops a slot. The device must run every
+//     job, in order.
 //
 // Edit this file, then run:
 //
@@ -30,32 +44,27 @@ type Ring struct {
 
 // Len is the number of slots in use.
 func (r *Ring) Len() uint32 {
-	// TODO: count the slots from Head up to Tail, across the wrap.
 	return 0
 }
 
 // Empty reports whether no slot is in use.
 func (r *Ring) Empty() bool {
-	// TODO
 	return false
 }
 
 // Full reports whether the producer must wait: one slot always stays empty.
 func (r *Ring) Full() bool {
-	// TODO
 	return false
 }
 
 // Push claims the slot at Tail and moves Tail on, wrapping at Size. It returns
 // the slot, or false (and changes nothing) when the ring is full.
 func (r *Ring) Push() (slot uint32, ok bool) {
-	// TODO
 	return 0, false
 }
 
 // Pop releases the slot at Head and moves Head on, wrapping at Size. It returns
 // the slot, or false (and changes nothing) when the ring is empty.
 func (r *Ring) Pop() (slot uint32, ok bool) {
-	// TODO
 	return 0, false
 }

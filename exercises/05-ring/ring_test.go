@@ -145,3 +145,44 @@ func TestFullEmptyAndLen(t *testing.T) {
 		}
 	}
 }
+
+// TestPushAndPopAcrossTheWrap checks the slots Push and Pop hand out and where
+// they leave the indices, at the last slot and on an empty ring.
+func TestPushAndPopAcrossTheWrap(t *testing.T) {
+	for _, tc := range []struct {
+		size, head, tail uint32
+	}{
+		{8, 2, 7}, // Push claims the last slot; Tail wraps to 0
+		{4, 3, 1}, // Pop releases the last slot; Head wraps to 0
+		{2, 0, 1},
+		{8, 5, 5},
+	} {
+		q := &Ring{Size: tc.size, Head: tc.head, Tail: tc.tail}
+		before := *q
+		empty := tc.head == tc.tail
+		full := (tc.tail+1)%tc.size == tc.head
+		slot, ok := q.Push()
+		switch {
+		case full && (ok || *q != before):
+			t.Errorf("Ring%+v is full, yet Push() returned (%d, %v) and left %+v: it must refuse and change nothing.", before, slot, ok, *q)
+		case !full && !ok:
+			t.Errorf("Ring%+v has room, yet Push() refused.", before)
+		case !full && slot != tc.tail:
+			t.Errorf("Push() on Ring%+v returned slot %d; want %d, the old Tail: that is the slot the producer fills now.", before, slot, tc.tail)
+		case !full && q.Tail != (tc.tail+1)%tc.size:
+			t.Errorf("Push() on Ring%+v left Tail = %d; want %d: after slot Size − 1 the tail wraps to 0.", before, q.Tail, (tc.tail+1)%tc.size)
+		}
+		*q = before
+		slot, ok = q.Pop()
+		switch {
+		case empty && (ok || *q != before):
+			t.Errorf("Ring%+v is empty, yet Pop() returned (%d, %v) and left %+v: it must refuse and change nothing.", before, slot, ok, *q)
+		case !empty && !ok:
+			t.Errorf("Ring%+v holds %d entries, yet Pop() refused.", before, (tc.tail-tc.head)%tc.size)
+		case !empty && slot != tc.head:
+			t.Errorf("Pop() on Ring%+v returned slot %d; want %d, the old Head: the oldest slot in use.", before, slot, tc.head)
+		case !empty && q.Head != (tc.head+1)%tc.size:
+			t.Errorf("Pop() on Ring%+v left Head = %d; want %d: after slot Size − 1 the head wraps to 0.", before, q.Head, (tc.head+1)%tc.size)
+		}
+	}
+}

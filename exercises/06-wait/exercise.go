@@ -1,14 +1,27 @@
 // Exercise 06-wait: wait for a completion by looking at your own memory.
 //
 // The driver could ask the device how far it has got, but a register read is a
-// non-posted round trip: the CPU stalls for it, about 1 µs on this machine
-// (mmio_read). The CQ entry is in host memory, usually in the CPU's cache: a look
-// costs a few nanoseconds (memory_poll). So a driver waits for a completion by
-// reading the entry's phase field until it carries the phase it expects
-// (specification §7.2), resting with cpu_relax (c.Relax()) between looks.
+// non-posted round trip: the CPU stalls for it, about 1 µs on this machine. The
+// CQ entry is in host memory, usually in the CPU's cache: a look costs a few
+// nanoseconds. Write WaitPhase, the polling wait of a driver that does not use
+// interrupts.
 //
-// Every wait needs a way out: if the device never answers, give up at the
-// deadline instead of spinning for ever.
+// What you need to know (docs/SPEC.md §6.2, §7.2, §11; chapter 6):
+//
+//   - the phase is bit 0 (sacc.CplPhaseBit) of the 16-bit field at offset 14 of
+//     the entry (sacc.CplPhaseOff); the other bits of that field are 0;
+//   - a slot that has not been written on this lap still holds last lap's
+//     entry, with the other phase, or zeros on the first lap;
+//   - c.Load16 reads host memory; c.Now() is the virtual time in ns; c.Relax()
+//     is cpu_relax, the pause of a polling loop (about 40 ns).
+//
+// The contract the tests hold WaitPhase to:
+//
+//   - it reports true once the entry's phase equals phase, and returns within
+//     500 ns of the device writing it;
+//   - it reports false once c.Now() has reached deadline without that, within
+//     500 ns after it, never before it;
+//   - it reads no device register.
 //
 // Edit this file, then run:
 //
@@ -21,11 +34,8 @@ import (
 	"github.com/saccbook/saccbook/sacc/sim"
 )
 
-// WaitPhase polls the CQ entry at the CPU address entry until bit 0 of its phase
-// field (the 16 bits at entry + sacc.CplPhaseOff) equals phase, and reports true.
-// It pauses with c.Relax() between looks and reads no device register. If
-// c.Now() passes deadline first, it reports false.
+// WaitPhase waits until the phase bit of the CQ entry at the CPU address entry
+// equals phase, and reports true; or until deadline, and reports false.
 func WaitPhase(c *cpu.CPU, entry uint64, phase uint8, deadline sim.Time) bool {
-	// TODO: look at the phase, relax, look again, until it matches or time is up.
 	return false
 }

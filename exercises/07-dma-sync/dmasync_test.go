@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/saccbook/saccbook/exercises/internal/check"
 	"github.com/saccbook/saccbook/exercises/internal/ringrig"
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/sim"
+	"github.com/saccbook/saccbook/sacc/trace"
 )
 
 const budget sim.Time = 2_000_000
@@ -19,8 +21,18 @@ const budget sim.Time = 2_000_000
 // buffers on an arm64 CPU whose cache DMA does not snoop. Before each copy the
 // CPU has looked at the destination, so its old bytes are in the cache.
 func TestCopiesOnANonCoherentSystem(t *testing.T) {
+	copies(t, false)
+}
+
+// TestCopiesBehindAnIOMMU: the same, with DMA addresses that are not the
+// buffers' physical addresses.
+func TestCopiesBehindAnIOMMU(t *testing.T) {
+	copies(t, true)
+}
+
+func copies(t *testing.T, iommu bool) {
 	const n = 256
-	r := ringrig.Up(t, host.Config{CPU: cpu.Config{Arch: cpu.ARM64, NonCoherent: true}}, 8)
+	r := ringrig.Up(t, host.Config{CPU: cpu.Config{Arch: cpu.ARM64, NonCoherent: true}, Kernel: kernel.Config{IOMMU: iommu}}, 8)
 	src, err := r.K.AllocPages(n)
 	if err != nil {
 		t.Fatal(err)
@@ -39,13 +51,19 @@ func TestCopiesOnANonCoherentSystem(t *testing.T) {
 	}
 	rd := ringrig.NewReader()
 	runs := 0
+	var given [3]uint64
 	run := func(s, d uint64, length uint32) error {
 		runs++
+		given = [3]uint64{s, d, uint64(length)}
 		r.Submit(sacc.Descriptor{Opcode: sacc.OpMEMCPY, Src: s, Dst: d, Length: length})
-		if !r.Until(100_000, 200, func() bool { _, ok := rd.Next(r); return ok }) {
+		var c sacc.Completion
+		if !r.Until(100_000, 200, func() (ok bool) { c, ok = rd.Next(r); return ok }) {
 			return fmt.Errorf("the copy did not complete")
 		}
 		r.Regs.Writel(sacc.RegCQHead, rd.Head)
+		if c.Status != sacc.StatusOK {
+			return fmt.Errorf("the copy failed with status %v", c.Status)
+		}
 		return nil
 	}
 	b := Buffers{Src: src, SrcDMA: srcDMA, Dst: dst, DstDMA: dstDMA}
@@ -55,9 +73,11 @@ func TestCopiesOnANonCoherentSystem(t *testing.T) {
 		var got []byte
 		var err error
 		before := runs
+		mark := r.Mark()
 		r.Do(fmt.Sprintf("Copy %d", i+1), budget, func() { got, err = Copy(r.CPU, r.PDev, run, b, data) })
 		if err != nil {
-			r.Fatalf("Copy %d returned an error: %v", i+1, err)
+			r.Fatalf("Copy %d returned an error: %v\n(run was given src %#x, dst %#x, %d bytes; the DMA addresses are %#x and %#x)",
+				i+1, err, given[0], given[1], given[2], srcDMA, dstDMA)
 		}
 		if runs != before+1 {
 			r.Fatalf("Copy %d called run %d times; want once.", i+1, runs-before)
@@ -75,6 +95,22 @@ func TestCopiesOnANonCoherentSystem(t *testing.T) {
 			}
 			r.Fatalf("Copy %d: the device wrote the right bytes (%#02x) to memory, but Copy returned %d bytes starting %#02x: "+
 				"the CPU read its own stale cache line. Invalidate it after run with dma_sync_single_for_cpu.", i+1, data[0], len(got), first)
+		}
+		// The invalidate belongs after the device's write: a line the CPU (or a
+		// prefetcher) brings back in between would be stale again.
+		evs := r.Since(mark)
+		var lastWrite sim.Time
+		for _, w := range check.Find(evs, trace.DMAWrite) {
+			if w.Args[1] >= dst && w.Args[1] < dst+n {
+				lastWrite = w.Time
+			}
+		}
+		for _, ev := range check.Find(evs, trace.CPUCache) {
+			if ev.Args[0] != trace.CacheClean && ev.Args[1] < dst+n && ev.Args[1]+ev.Args[2] > dst && ev.Time < lastWrite {
+				r.Fatalf("Copy %d invalidated the destination's cache lines (%s) before the device had written it (t=%d ns). "+
+					"Until the device is done, the CPU may bring those lines back into its cache, and they are stale again: "+
+					"call dma_sync_single_for_cpu after run returns.", i+1, ev.String(), lastWrite)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package irqhandler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/saccbook/saccbook/exercises/internal/check"
@@ -24,6 +25,36 @@ type rig struct {
 	done     map[uint32]bool
 	handled  int
 	reapedBy []int // what each call of Handle returned
+	// calls is what each call of Handle did, in order: "ack" (IRQ_ACK
+	// written), "read" (a register read), "reap"; with the time reap began.
+	calls [][]call
+}
+
+// call is one thing Handle did.
+type call struct {
+	what string
+	at   sim.Time
+}
+
+// recRegs passes Handle's register accesses on and records them.
+type recRegs struct {
+	r *rig
+}
+
+func (x recRegs) Writel(off uint32, v uint32) {
+	if off == sacc.RegIRQAck {
+		x.r.note("ack")
+	}
+	x.r.Regs.Writel(off, v)
+}
+
+func (x recRegs) Readl(off uint32) uint32 {
+	x.r.note("read")
+	return x.r.Regs.Readl(off)
+}
+
+func (r *rig) note(what string) {
+	r.calls[len(r.calls)-1] = append(r.calls[len(r.calls)-1], call{what, r.CPU.Now()})
 }
 
 func setUp(t *testing.T) *rig {
@@ -33,7 +64,8 @@ func setUp(t *testing.T) *rig {
 	}
 	handler := func(uint8, any) kernel.IRQReturn {
 		r.handled++
-		r.reapedBy = append(r.reapedBy, Handle(r.Regs, r.reap))
+		r.calls = append(r.calls, nil)
+		r.reapedBy = append(r.reapedBy, Handle(recRegs{r}, func() int { r.note("reap"); return r.reap() }))
 		return kernel.IRQHandled
 	}
 	if err := r.PDev.RequestIRQ(sacc.MSIXVectorComplete, handler, "sacc-cq", nil); err != nil {
@@ -71,6 +103,7 @@ func TestOneJob(t *testing.T) {
 	r.Do("Handle", budget, func() {
 		id := r.Submit(sacc.Descriptor{Opcode: sacc.OpNOP, Flags: sacc.FlagInterrupt})
 		r.Until(50_000, 1000, func() bool { return r.done[id] })
+		r.CPU.Delay(r.CPU.Machine().Cost().MMIOWrite) // IRQ_ACK is a posted write: let it land
 	})
 	evs := r.Since(mark)
 	switch {
@@ -119,11 +152,49 @@ func TestNoLostCompletion(t *testing.T) {
 			r.Fatalf("IRQ_STATUS is still %#x after %d interrupts: the interrupt was never acknowledged, so the device sends no more (§9).",
 				st.IRQStatus, r.handled)
 		case len(posts) == 2 && r.done[a]:
-			r.Fatalf("The copy of %d bytes (req_id %d) was posted at t=%d, while Handle ran for the NOP's interrupt, after the handler's last look at the CQ. "+
-				"IRQ_STATUS was still set, so the device sent nothing for it; then the handler's IRQ_ACK cleared the bit. "+
-				"No interrupt will ever come for it: IRQ_STATUS %#x, PBA %#x, %d interrupts. Acknowledge first, then drain (§9).",
-				length, b, posts[1].Time, st.IRQStatus, st.PBA, r.handled)
+			r.Fatalf("The copy of %d bytes (req_id %d) was posted at t=%d, while Handle ran for the NOP's interrupt (%s). "+
+				"%s No interrupt will ever come for it: IRQ_STATUS %#x, PBA %#x, %d interrupts. %s",
+				length, b, posts[1].Time, describe(r.calls[0]), mistake(r.calls[0]), st.IRQStatus, st.PBA, r.handled, fix)
 		}
 		r.Fatalf("With a copy of %d bytes, jobs done: NOP %v, copy %v; %d completions posted, %d interrupts handled.", length, r.done[a], r.done[b], len(posts), r.handled)
 	}
+}
+
+// fix is what every lost-completion message ends with.
+const fix = "Acknowledge, read a register back, then drain (§9)."
+
+// describe says what one call of Handle did, in order.
+func describe(cs []call) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, map[string]string{"ack": "IRQ_ACK", "read": "a register read", "reap": "reap"}[c.what])
+	}
+	if len(parts) == 0 {
+		return "it did nothing"
+	}
+	return "it did: " + strings.Join(parts, ", then ")
+}
+
+// mistake names the wrong order a call of Handle used.
+func mistake(cs []call) string {
+	ack, readAfterAck := -1, false
+	for i, c := range cs {
+		switch {
+		case c.what == "ack" && ack < 0:
+			ack = i
+		case c.what == "read" && ack >= 0:
+			readAfterAck = true
+		case c.what == "reap" && ack >= 0 && readAfterAck:
+			return "The handler read a register back after IRQ_ACK and drained after that, yet lost it: look at what else it does."
+		case c.what == "reap" && ack >= 0:
+			return "The handler acknowledged, then drained without reading a register back: the IRQ_ACK is a posted write, " +
+				"still on its way to the device when reap looked. The copy found IRQ_STATUS still set, so the device sent nothing for it; " +
+				"then the acknowledgement landed and cleared the bit."
+		}
+	}
+	if ack >= 0 {
+		return "The handler drained, then acknowledged: the copy was posted after the handler's last look at the CQ and found IRQ_STATUS still set, " +
+			"so the device sent nothing for it; then the handler's IRQ_ACK cleared the bit."
+	}
+	return "The handler never acknowledged."
 }

@@ -120,3 +120,62 @@ func TestRejectsABadVector(t *testing.T) {
 		r.Fatalf("SetupVector(%d, ...) returned an error, but first it wrote:\n%s", sacc.MSIXVectors, check.Lines(w))
 	}
 }
+
+// TestVectorOne programs the error vector and halts the device: the message
+// must go to vector 1's address, and vector 0 must stay as it was.
+func TestVectorOne(t *testing.T) {
+	r, table := setUp(t)
+	const data1 = 0x41
+	addr := uint64(sacc.IntWindowBase + 0x1000)
+	var err error
+	r.Do("SetupVector", budget, func() { err = SetupVector(table, 1, addr, data1) })
+	if err != nil {
+		r.Fatalf("SetupVector(1, %#x, %#x) returned an error: %v", addr, data1, err)
+	}
+	st := r.State()
+	if !st.MSIX[0].Masked() || st.MSIX[0].Addr != 0 || st.MSIX[0].Data != 0 {
+		r.Fatalf("SetupVector(1, ...) changed entry 0 (%+v): entry v is the 16 bytes at 16*v, and only entry v may change.", st.MSIX[0])
+	}
+	mark := r.Mark()
+	r.Regs.Writel(sacc.RegSQTail, 200) // out of range: a device error, and vector 1
+	r.CPU.Delay(2_000)
+	sent := check.Find(r.Since(mark), trace.MSIXSend)
+	switch {
+	case len(sent) == 0:
+		r.Fatalf("The device halted and signalled vector 1, but no message went out: entry 1 holds %+v. Is it unmasked?", r.State().MSIX[1])
+	case sent[0].Args[0] != 1 || sent[0].Args[1] != addr || sent[0].Args[2] != data1:
+		r.Fatalf("The device sent vector %d; want vector 1, but the message went to %#x with data %#x; want %#x and %#x. Entry 1 holds %+v.",
+			sent[0].Args[0], sent[0].Args[1], sent[0].Args[2], addr, data1, r.State().MSIX[1])
+	}
+}
+
+// TestAddressAbove4GiB: the message address is 64 bits wide.
+func TestAddressAbove4GiB(t *testing.T) {
+	r, table := setUp(t)
+	const addr = 0x0000_0012_3456_7000
+	var err error
+	r.Do("SetupVector", budget, func() { err = SetupVector(table, 0, addr, data) })
+	if err != nil {
+		r.Fatalf("SetupVector(0, %#x, %#x) returned an error: %v", uint64(addr), data, err)
+	}
+	if e := r.State().MSIX[0]; e.Addr != addr || e.Data != data {
+		r.Fatalf("After SetupVector(0, %#x, %#x), entry 0 holds address %#x and data %#x: the message address is 64 bits, "+
+			"its low half at +0 and its high half at +4.", uint64(addr), data, e.Addr, e.Data)
+	}
+}
+
+// TestPendingVectorOne: the error vector is masked and has fired.
+func TestPendingVectorOne(t *testing.T) {
+	r, table := setUp(t)
+	r.Regs.Writel(sacc.RegSQTail, 200) // vector 1, masked: PBA bit 1
+	r.CPU.Delay(2_000)
+	if r.State().PBA != 2 {
+		t.Fatalf("check: PBA %#x", r.State().PBA)
+	}
+	var p0, p1, p2 bool
+	r.Do("Pending", budget, func() { p0, p1, p2 = Pending(table, 0), Pending(table, 1), Pending(table, 2) })
+	if p0 || !p1 || p2 {
+		r.Fatalf("With only vector 1 pending, the PBA reads %#x; Pending(0) = %v, Pending(1) = %v and Pending(2) = %v, "+
+			"want false, true and false: bit v of the PBA is vector v, and there is no vector 2.", r.State().PBA, p0, p1, p2)
+	}
+}

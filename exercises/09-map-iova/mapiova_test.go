@@ -2,6 +2,7 @@ package mapiova
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -223,5 +224,26 @@ func TestRefusesBadArguments(t *testing.T) {
 		if _, _, ok := r.Walk(tc.walkAt); tc.mustNotWalk && ok {
 			r.Fatalf("MapPage was given %s and returned an error, but IOVA %#x is mapped now.", tc.what, tc.walkAt)
 		}
+	}
+}
+
+// TestPassesOnANewTableError: the kernel is out of pages for tables.
+func TestPassesOnANewTableError(t *testing.T) {
+	r := setUp(t, cpu.X86)
+	asked := 0
+	noPages := func() (uint64, error) {
+		asked++
+		return 0, errors.New("out of memory for I/O page tables")
+	}
+	var err error
+	r.Do("MapPage", budget, func() { err = MapPage(r.CPU, noPages, r.Root, iovaA, r.Page(), kernel.DMAToDevice) })
+	switch {
+	case asked == 0:
+		r.Fatalf("IOVA %#x needs new tables (nothing is mapped near it), yet MapPage never asked newTable for one.", uint64(iovaA))
+	case err == nil:
+		r.Fatalf("newTable failed (out of memory), yet MapPage returned nil: the page is not mapped. Return newTable's error.")
+	}
+	if _, _, ok := r.Walk(iovaA); ok {
+		r.Fatalf("newTable failed, yet IOVA %#x is mapped.", uint64(iovaA))
 	}
 }

@@ -68,6 +68,7 @@ func TestTheNextWriteLandsInTheNewPage(t *testing.T) {
 				r.Fatalf("After Remap, the page tables in RAM send IOVA %#x to %#x (mapped: %v); want the new page %#x.",
 					uint64(dstIOVA), phys, ok, fresh)
 			}
+			r.checkInvalidatedAfterTheStore(evs, dstIOVA)
 			r.M.RAM().Fill(r.src, n, 0x22)
 			c, ok := r.Copy(srcIOVA, dstIOVA, n)
 			if !ok || c.Status != sacc.StatusOK {
@@ -135,4 +136,36 @@ func TestNotMapped(t *testing.T) {
 			r.Fatalf("IOVA %#x is not mapped and Remap returned an error, but first it wrote:\n%s", iova, check.Lines(w))
 		}
 	}
+}
+
+// checkInvalidatedAfterTheStore: an invalidation of iova's page must follow the
+// moment the new leaf entry reached RAM. Before it, the old entry is still in
+// the tables, and a DMA between the invalidation and the store would cache it
+// again.
+func (r *rig) checkInvalidatedAfterTheStore(evs []trace.Event, iova uint64) {
+	steps := r.M.IOMMU().Walk(iova)
+	leaf := steps[len(steps)-1]
+	slot := leaf.Table + leaf.Index*sacc.IOPTEntrySize
+	landed := -1
+	for i, ev := range evs {
+		if ev.Kind == trace.CPUWrite && ev.Args[0] == slot && ev.Args[2] == uint64(leaf.Entry) {
+			landed = i
+		}
+	}
+	page := iova &^ sacc.PageMask
+	var inv []trace.Event
+	for i, ev := range evs {
+		if ev.Kind == trace.IOMMUInvalidate && (ev.Args[0] == page || ev.Args[0] == sacc.InvalidateAll) {
+			if i > landed {
+				return
+			}
+			inv = append(inv, ev)
+		}
+	}
+	if len(inv) == 0 || landed < 0 {
+		return // no invalidation of the page at all: the copy's outcome says what went wrong
+	}
+	r.Fatalf("Remap invalidated the IOTLB before its new leaf entry had reached RAM:\n%s  %s (the new entry lands)\n"+
+		"Between the two, the old entry is still in the tables, and a DMA in that gap caches the old translation again, "+
+		"which nothing will drop. Store the entry, make sure it is in RAM, then invalidate.", check.Lines(inv), evs[landed].String())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/saccbook/saccbook/exercises/internal/bypassrig"
 	"github.com/saccbook/saccbook/exercises/internal/check"
+	"github.com/saccbook/saccbook/exercises/internal/ringrig"
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/cpu"
 	"github.com/saccbook/saccbook/sacc/kernel"
@@ -20,7 +21,9 @@ const budget sim.Time = 5_000_000 // 5 ms of virtual time: far more than three l
 // setUp boots, takes the queue with the harness's slow path and returns the
 // learner's Queue on it.
 func setUp(t *testing.T, arch cpu.Arch, seed uint64, size uint32) (*bypassrig.Rig, *Queue, int) {
-	r := bypassrig.Up(t, arch, seed)
+	// On arm64, loads may be performed up to 2 µs ahead of their place when
+	// nothing orders them: a missing read barrier shows.
+	r := bypassrig.UpOn(t, cpu.Config{Arch: arch, MaxHoist: 2_000}, seed)
 	h := r.Open(size)
 	return r, &Queue{P: r.P, Doorbell: h.Doorbell, SQ: h.SQ, CQ: h.CQ, Size: size, Phase: 1}, h.FD
 }
@@ -31,22 +34,59 @@ func setUp(t *testing.T, arch cpu.Arch, seed uint64, size uint32) (*bypassrig.Ri
 func run(r *bypassrig.Rig, q *Queue, jobs []sacc.Descriptor) ([]sacc.Completion, uint64) {
 	var got []sacc.Completion
 	calls := r.P.Stats.Syscalls
+	unfenced, unordered := -1, -1 // the first Submit with no write barrier before its doorbell, Poll with no read barrier
+	arm64 := r.CPU.Arch() == cpu.ARM64
 	r.Do("Submit and Poll", budget, func() {
 		sent := 0
 		deadline := r.M.Now() + 2_000_000
 		for len(got) < len(jobs) && r.M.Now() < deadline && len(got) <= sent {
 			for sent-len(got) < int(q.Size)-1 && sent < len(jobs) {
+				mark := r.Mark()
 				q.Submit(jobs[sent])
+				if arm64 && unfenced < 0 && !fenced(r.Since(mark)) {
+					unfenced = sent
+				}
 				sent++
 			}
+			mark := r.Mark()
 			if c, ok := q.Poll(); ok {
+				if _, reads := ringrig.Barriers(r.Since(mark)); arm64 && reads == 0 && unordered < 0 {
+					unordered = len(got)
+				}
 				got = append(got, c)
 			} else {
 				r.CPU.Relax()
 			}
 		}
 	})
+	if unfenced >= 0 {
+		r.Fatalf("Submit of job %d rang the doorbell with no write barrier between the descriptor's stores and the doorbell "+
+			"store. This machine's store to the doorbell page happens to wait for the store buffer; arm64 promises no such "+
+			"thing for device memory, and a device may then read the slot before the descriptor is in memory (§7.4). "+
+			"Put q.P.Kernel().CPU.WMB() between the two.", unfenced)
+	}
+	if unordered >= 0 {
+		r.Fatalf("Poll took completion %d with no read barrier between the phase load and the body loads: on arm64 the body "+
+			"may be loaded before the phase and hold what the slot held before (§7.2). Put q.P.Kernel().CPU.RMB() between them.", unordered)
+	}
 	return got, r.P.Stats.Syscalls - calls
+}
+
+// fenced reports whether a write barrier came after the last descriptor store
+// that landed before the doorbell, and before the doorbell.
+func fenced(evs []trace.Event) bool {
+	barrier := false
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == trace.CPUWrite:
+			barrier = false
+		case ev.Kind == trace.CPUBarrier && ev.Args[0] != trace.BarrierRMB:
+			barrier = true
+		case ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSQTail:
+			return barrier
+		}
+	}
+	return true // no doorbell: the outcome says what went wrong
 }
 
 // diagnose explains why fewer completions came back than jobs went in.
@@ -60,7 +100,12 @@ func diagnose(r *bypassrig.Rig, q *Queue, got []sacc.Completion, want int) {
 	}
 	full := check.Find(evs, trace.CQFull)
 	posted := len(check.Find(evs, trace.CQPost))
+	bells := ringrig.Doorbells(evs)
 	switch {
+	case len(bells) > 0 && uint32(bells[len(bells)-1].Args[2]) != q.Tail:
+		r.Fatalf("Poll handed out %d of %d completions: the last doorbell said SQ_TAIL %d, but q.Tail is %d. The doorbell must "+
+			"carry the tail after the descriptor just written: the device takes the slots before the tail, and never sees "+
+			"the last one.", len(got), want, bells[len(bells)-1].Args[2], q.Tail)
 	case len(full) > 0 && heads == 0:
 		r.Fatalf("Poll consumed %d completions, then the device stopped with its CQ full (%s): CQ_HEAD_DB was never written.\n"+
 			"The device cannot see the process read a completion. After %d unreturned completions in a %d-entry CQ it stalls (§7.3). "+
@@ -92,8 +137,12 @@ func TestThreeLapsOfNOPs(t *testing.T) {
 	got, calls := run(r, q, jobs)
 	for i, c := range got {
 		if i >= len(jobs) || c.ReqID != jobs[i].ReqID {
-			r.Fatalf("Completion %d that Poll handed out has req_id %d; want %d, the jobs' own order. A completion that is not "+
-				"new yet (wrong phase) or one read twice?", i, c.ReqID, jobs[min(i, len(jobs)-1)].ReqID)
+			why := "A completion that is not new yet (wrong phase) or one read twice?"
+			if i >= int(q.Size) && c.ReqID == jobs[i-int(q.Size)].ReqID {
+				why = fmt.Sprintf("That is last lap's entry in slot %d: did you flip q.Phase when q.Head wraps to 0? (§7.2)", i%int(q.Size))
+			}
+			r.Fatalf("Completion %d that Poll handed out has req_id %d; want %d, the jobs' own order. %s",
+				i, c.ReqID, jobs[min(i, len(jobs)-1)].ReqID, why)
 		}
 	}
 	if len(got) < len(jobs) {
@@ -136,8 +185,8 @@ func TestCopiesOnARM64(t *testing.T) {
 			for i, c := range got {
 				if c.ReqID != uint32(i) || c.Status != sacc.StatusOK {
 					d := "none"
-					if i < len(descs) {
-						d = descs[len(descs)-len(got)+i].String()
+					if j := len(descs) - len(got) + i; j >= 0 && j < len(descs) {
+						d = descs[j].String()
 					}
 					r.Fatalf("Completion %d is %+v; want req_id %d, status OK. The device read this descriptor: %s\n"+
 						"On arm64 the CPU may make the doorbell visible before the descriptor: a write barrier (WMB) must come "+

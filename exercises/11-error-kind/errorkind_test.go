@@ -42,6 +42,7 @@ func complete(t *testing.T, r *ringrig.Rig, rd *ringrig.Reader, d sacc.Descripto
 		t.Fatalf("check: no completion for req_id %d", id)
 	}
 	r.Regs.Writel(sacc.RegCQHead, rd.Head)
+	r.Regs.Readl(sacc.RegSTATUS) // a read-back: the posted CQ_HEAD has landed before Diagnose runs
 	return c
 }
 
@@ -144,5 +145,19 @@ func TestLateCommand(t *testing.T) {
 	if reads > 0 {
 		r.Errorf("The device is running, yet Diagnose read ERR_CODE:\n%sERR_CODE means nothing while STATUS.ERROR is 0 "+
 			"(it may hold an old per-command failure); each read is a 1 µs round trip.", check.Lines(regs))
+	}
+}
+
+// TestNotReadyIsNotHalted: a device coming up again after ENABLE (READY not
+// yet set) has not halted: only STATUS.ERROR says that.
+func TestNotReadyIsNotHalted(t *testing.T) {
+	r := ringrig.Up(t, host.Config{}, 8)
+	r.Regs.Writel(sacc.RegCTRL, 0)
+	r.Regs.Writel(sacc.RegCTRL, sacc.CtrlEnable) // READY comes 2 µs later
+	k, code, _ := diagnose(r, sacc.Completion{}, false)
+	if k != Late || code != sacc.StatusOK {
+		r.Fatalf("The device was switched off and on again and is coming up: STATUS reads %#x when Diagnose starts (neither "+
+			"READY nor ERROR). No completion, and Diagnose(done=false) returned %s and %d; want Late and 0: only STATUS.ERROR "+
+			"says the device has halted (§7.6), and READY clear is not that.", uint32(0), name(k), code)
 	}
 }

@@ -1,20 +1,32 @@
 // Exercise 11-recover: bring a halted device back.
 //
-// A device error halts the device (specification §7.6): STATUS.ERROR is set,
-// ERR_CODE says why, READY is 0, and the device ignores doorbells and CQ_HEAD
-// writes until RESET. Recovery (chapter 11), in this order:
+// A device error halts the device, and it stays halted until RESET: the rings
+// can no longer be trusted, and nothing in flight will complete. Write Recover,
+// the recovery a driver's error handler runs (as NVMe's reset work does): tell
+// the waiting requests, reset, and start again from scratch on the same rings.
 //
-//  1. read ERR_CODE (0x3C): the reset will clear it;
-//  2. fail every request in flight: their completions will never come. Each
-//     gets an error that wraps ErrDeviceHalted and names the code;
-//  3. write CTRL (0x08) with bit 1, RESET: every BAR0 register goes back to its
-//     power-on value, the ring registers included;
-//  4. zero the CQ in memory (Size entries of 16 bytes at CQMem), so that no
-//     entry from before the reset carries a phase the driver would take for new,
-//     and start the driver's indices again: Tail 0, Head 0, Phase 1;
-//  5. program SQ_BASE (0x10 and 0x14), SQ_SIZE (0x18), CQ_BASE (0x20 and 0x24)
-//     and CQ_SIZE (0x28), set CTRL.ENABLE (bit 0), and wait for STATUS.READY,
-//     giving up after ReadyTimeout, or at once if STATUS.ERROR comes back.
+// What you need to know (docs/SPEC.md §5, §7.2, §7.5, §7.6; chapter 11):
+//
+//   - a halted device has STATUS.ERROR set, READY clear, and ERR_CODE (0x3C)
+//     says why; it ignores doorbells and CQ_HEAD writes;
+//   - CTRL (0x08) bit 1, RESET (sacc.CtrlReset), puts every BAR0 register back
+//     to its power-on value, ERR_CODE and the ring registers included;
+//   - after RESET the device starts again at SQ slot 0 and CQ slot 0 with phase
+//     1, as on the first day, but the CQ in memory still holds what it held;
+//   - ENABLE is refused (ERR_CODE 6) unless SQ_BASE (0x10, 0x14), SQ_SIZE
+//     (0x18), CQ_BASE (0x20, 0x24) and CQ_SIZE (0x28) hold a valid
+//     configuration; READY comes one enable latency after ENABLE (chapter 2).
+//
+// The contract the tests hold Recover to:
+//
+//   - every request in q.InFlight gets an error that wraps ErrDeviceHalted and
+//     names the ERR_CODE the device halted with, and q.InFlight is emptied;
+//   - the device is reset, programmed with q's rings again and READY when
+//     Recover returns nil; the whole CQ in memory (Size entries of 16 bytes at
+//     q.CQMem) is zeroed, and q.Tail, q.Head and q.Phase are 0, 0 and 1, so
+//     that a job submitted afterwards in slot 0 completes in slot 0;
+//   - if ENABLE is refused, or READY has not come ReadyTimeout after ENABLE,
+//     Recover returns an error, no later than twice ReadyTimeout after ENABLE.
 //
 // Edit this file, then run:
 //
@@ -61,6 +73,5 @@ type Queue struct {
 // Recover resets the halted device and starts it again on the same rings. It
 // returns nil once the device is READY.
 func Recover(c *cpu.CPU, regs Registers, q *Queue) error {
-	// TODO: the five steps above.
 	return errors.New("Recover is not written yet: this is your exercise")
 }

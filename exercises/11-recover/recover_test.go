@@ -16,19 +16,19 @@ import (
 
 const budget sim.Time = 20_000_000 // 20 ms: far past ReadyTimeout
 
-// halted is a rig whose device ran three NOPs, has two copies in flight, and
+// halted is a rig whose device ran six NOPs, has two copies in flight, and
 // was then halted by SQ_TAIL = 200. q is the driver's state at that moment.
 func halted(t *testing.T, cfg host.Config) (*ringrig.Rig, *Queue) {
 	const size = 8
 	r := ringrig.Up(t, cfg, size)
 	rd := ringrig.NewReader()
-	for range 3 {
+	for range 6 {
 		r.Submit(sacc.Descriptor{Opcode: sacc.OpNOP})
 	}
-	if !r.Until(50_000, 500, func() bool { return r.State().CQTail == 3 }) {
-		t.Fatal("check: three NOPs did not complete")
+	if !r.Until(50_000, 500, func() bool { return r.State().CQTail == 6 }) {
+		t.Fatal("check: six NOPs did not complete")
 	}
-	for range 3 {
+	for range 6 {
 		rd.Next(r)
 	}
 	r.Regs.Writel(sacc.RegCQHead, rd.Head)
@@ -36,7 +36,7 @@ func halted(t *testing.T, cfg host.Config) (*ringrig.Rig, *Queue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &Queue{SQ: r.SQ, CQ: r.CQ, CQMem: r.CQ, Size: size, Head: 3, Phase: 1}
+	q := &Queue{SQ: r.SQ, CQ: r.CQ, CQMem: r.CQ, Size: size, Head: 6, Phase: 1}
 	for range 2 {
 		id := r.Submit(sacc.Descriptor{Opcode: sacc.OpMEMCPY, Src: big, Dst: big + 128<<10, Length: 128 << 10})
 		q.InFlight = append(q.InFlight, &Request{ReqID: id})
@@ -63,12 +63,12 @@ func TestRecoverAfterABadDoorbell(t *testing.T) {
 	inflight := append([]*Request(nil), q.InFlight...)
 	evs, err := recoverDevice(r, q)
 	st := r.State()
+	if len(check.Find(evs, trace.Reset)) == 0 {
+		r.Fatalf("Recover returned %v, but the device never saw CTRL.RESET (bit 1 of CTRL, 0x08). A halted device stays "+
+			"halted until RESET: STATUS now reads %#x.", err, st.Status)
+	}
 	if err != nil {
 		r.Fatalf("Recover returned an error: %v\nAfter it STATUS reads %#x and ERR_CODE %d.%s", err, st.Status, st.ErrCode, refused(evs))
-	}
-	if len(check.Find(evs, trace.Reset)) == 0 {
-		r.Fatalf("Recover returned nil, but the device never saw CTRL.RESET (bit 1 of CTRL, 0x08). A halted device stays "+
-			"halted until RESET: STATUS now reads %#x.", st.Status)
 	}
 	if st.Status&sacc.StatusReady == 0 || st.Status&sacc.StatusError != 0 {
 		r.Fatalf("Recover returned nil, but STATUS reads %#x: the device is not READY.%s", st.Status, refused(evs))
@@ -137,6 +137,6 @@ func TestGivesUp(t *testing.T) {
 			"after %s: it should have given up with an error.", check.Duration(ReadyTimeout), check.Duration(waited))
 	}
 	if waited > 2*ReadyTimeout {
-		r.Fatalf("Recover gave up, but only %s after ENABLE; ReadyTimeout is %s.", check.Duration(waited), check.Duration(ReadyTimeout))
+		r.Fatalf("Recover gave up, but not before %s after ENABLE; ReadyTimeout is %s: measure the deadline in time, with c.Now().", check.Duration(waited), check.Duration(ReadyTimeout))
 	}
 }

@@ -17,7 +17,20 @@ const budget sim.Time = 1_000_000 // 1 ms: pinning a few pages takes no time at 
 func pin(r *sgrig.Rig, va, n uint64) ([]Piece, error) {
 	var sg []Piece
 	var err error
-	r.Do("Pin", budget, func() { sg, err = Pin(r.PinPage, r.UnpinPage, va, n) })
+	var beyond []uint64 // pages asked for past the buffer's last one
+	last := (va + n - 1) &^ uint64(sacc.PageMask)
+	record := func(page uint64) (uint64, error) {
+		if n > 0 && page > last {
+			beyond = append(beyond, page)
+		}
+		return r.PinPage(page)
+	}
+	r.Do("Pin", budget, func() { sg, err = Pin(record, r.UnpinPage, va, n) })
+	if len(beyond) > 0 {
+		r.Fatalf("Pin(va %#x, n %#x) asked pin for page %#x, past the buffer's last page %#x: the buffer ends at %#x, and a "+
+			"buffer that ends exactly on a page boundary does not touch the next page. (Pin returned %d pieces and the error %v.)",
+			va, n, beyond[0], last, va+n, len(sg), err)
+	}
 	return sg, err
 }
 

@@ -3,6 +3,7 @@ package splitcopy
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +26,10 @@ func pieces(r *sgrig.Rig, va, n uint64) []Piece {
 func showDescs(ds []sacc.Descriptor) string {
 	var b strings.Builder
 	for i, d := range ds {
+		if i == 16 {
+			fmt.Fprintf(&b, "  … and %d more\n", len(ds)-i)
+			break
+		}
 		fmt.Fprintf(&b, "  [%d] src %#x dst %#x len %#x opcode %#x\n", i, d.Src, d.Dst, d.Length, d.Opcode)
 	}
 	return b.String()
@@ -40,9 +45,10 @@ func inside(list []Piece, a, n uint64) bool {
 	return false
 }
 
-// boundaries is the number of descriptors the copy needs: the distinct offsets
-// at which a piece ends on either side.
-func boundaries(src, dst []Piece) int {
+// needed is the number of descriptors the copy needs: one per stretch between
+// the offsets at which a piece ends on either side, and a stretch longer than
+// 1 MiB takes as many as it holds MiBs, rounded up.
+func needed(src, dst []Piece) int {
 	ends := map[uint64]bool{}
 	var o uint64
 	for _, p := range src {
@@ -54,7 +60,17 @@ func boundaries(src, dst []Piece) int {
 		o += p.Len
 		ends[o] = true
 	}
-	return len(ends)
+	var cuts []uint64
+	for e := range ends {
+		cuts = append(cuts, e)
+	}
+	slices.Sort(cuts)
+	n, prev := 0, uint64(0)
+	for _, c := range cuts {
+		n += int((c - prev + sacc.MaxLength - 1) / sacc.MaxLength)
+		prev = c
+	}
+	return n
 }
 
 // TestCopiesBetweenScatteredBuffers splits copies between buffers whose pages
@@ -98,6 +114,10 @@ func TestCopiesBetweenScatteredBuffers(t *testing.T) {
 				r.Fatalf("Split returned an error for %s: %v", tc.what, err)
 			}
 			for i, d := range ds {
+				if d.Length > sacc.MaxLength {
+					r.Fatalf("Descriptor %d of %s is %d bytes long: the device accepts at most 1 MiB (sacc.MaxLength) in one "+
+						"descriptor and fails a longer one with status 3 (§6.3). Cut where 1 MiB is full too.", i, tc.what, d.Length)
+				}
 				if d.Opcode != sacc.OpMEMCPY || d.Length == 0 || !inside(src, d.Src, uint64(d.Length)) || !inside(dst, d.Dst, uint64(d.Length)) {
 					side := "destination"
 					if !inside(src, d.Src, uint64(d.Length)) {
@@ -109,7 +129,7 @@ func TestCopiesBetweenScatteredBuffers(t *testing.T) {
 						i, tc.what, d, side, showPieces(src), showPieces(dst), showDescs(ds))
 				}
 			}
-			if want := boundaries(src, dst); len(ds) != want {
+			if want := needed(src, dst); len(ds) != want {
 				r.Fatalf("Split cut %s into %d descriptors; %d are needed, one per stretch that is contiguous on both sides, "+
 					"and no more:\n%s", tc.what, len(ds), want, showDescs(ds))
 			}
@@ -160,5 +180,65 @@ func TestLengthsMustAgree(t *testing.T) {
 	})
 	if err == nil {
 		r.Fatalf("Split of 0x1000 source bytes into 0x800 destination bytes returned no error.")
+	}
+}
+
+// TestPiecesOfSeveralMiB: physically contiguous pieces longer than a
+// descriptor may be.
+func TestPiecesOfSeveralMiB(t *testing.T) {
+	r := sgrig.Up(t)
+	const n = 5<<19 + 0x1000 // 2.5 MiB and a page
+	sbuf, err := r.K.AllocPages(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, err := r.K.AllocPages(3 << 19) // 1.5 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := r.K.AllocPages(n - 3<<19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i/4096 + i%7)
+	}
+	r.M.RAM().Write(sbuf, data)
+	src := []Piece{{sbuf, n}}
+	dst := []Piece{{d1, 3 << 19}, {d2, n - 3<<19}}
+	var ds []sacc.Descriptor
+	r.Do("Split", budget, func() { ds, err = Split(src, dst) })
+	if err != nil {
+		r.Fatalf("Split of one 2.5 MiB source piece into pieces of 1.5 MiB and 1 MiB returned an error: %v", err)
+	}
+	for i, d := range ds {
+		switch {
+		case d.Length > sacc.MaxLength:
+			r.Fatalf("Descriptor %d is %d bytes long: the device accepts at most 1 MiB (sacc.MaxLength) in one descriptor and "+
+				"fails a longer one with status 3 (§6.3). Cut where 1 MiB is full too.\n%s", i, d.Length, showDescs(ds))
+		case d.Opcode != sacc.OpMEMCPY || d.Length == 0 || !inside(src, d.Src, uint64(d.Length)) || !inside(dst, d.Dst, uint64(d.Length)):
+			r.Fatalf("Descriptor %d is %+v, which is not a MEMCPY within one source piece and one destination piece.\n%s", i, d, showDescs(ds))
+		}
+	}
+	if want := needed(src, dst); len(ds) != want {
+		r.Fatalf("Split cut the copy into %d descriptors; %d are needed: a new one only where a piece ends or 1 MiB is full.\n%s",
+			len(ds), want, showDescs(ds))
+	}
+	reqs := make([]*driver.Request, len(ds))
+	for i, d := range ds {
+		reqs[i] = &driver.Request{Opcode: d.Opcode, Src: d.Src, Dst: d.Dst, Length: d.Length}
+	}
+	if _, err := r.Dev.SubmitBatch(reqs); err != nil {
+		t.Fatalf("check: submit: %v", err)
+	}
+	for i, req := range reqs {
+		if err := r.Dev.Wait(req); err != nil || req.Status != sacc.StatusOK {
+			r.Fatalf("The device could not run descriptor %d (%+v): %v, status %v", i, ds[i], err, req.Status)
+		}
+	}
+	got := append(r.Read(d1, 3<<19), r.Read(d2, n-3<<19)...)
+	if !bytes.Equal(got, data) {
+		r.Fatalf("The device ran your %d descriptors, and the destination does not hold the source.\n%s", len(ds), showDescs(ds))
 	}
 }

@@ -49,7 +49,7 @@ func TestBatches(t *testing.T) {
 					k := uint64(b*per + i)
 					jobs[i] = Job{Src: src + k*n, Dst: dst + k*n, Length: n}
 				}
-				tail := q.Tail
+				tail, firstID := q.Tail, q.NextID
 				var ids []uint32
 				mark := r.Mark()
 				r.Do("SubmitBatch", budget, func() { ids = SubmitBatch(r.CPU, r.Regs, q, jobs) })
@@ -74,6 +74,19 @@ func TestBatches(t *testing.T) {
 					r.Fatalf("Batch %d: after SubmitBatch q.Tail is %d; want %d.", b, q.Tail, want)
 				case len(ids) != per:
 					r.Fatalf("Batch %d: SubmitBatch returned %d req_ids for %d jobs.", b, len(ids), per)
+				}
+				for i, id := range ids {
+					if id != firstID+uint32(i) || q.NextID != firstID+per {
+						r.Fatalf("Batch %d: SubmitBatch returned the req_ids %v for %d jobs and left q.NextID at %d; want %d, %d, … "+
+							"(one more for each job, from q.NextID) and q.NextID %d after them: two jobs in flight with one req_id "+
+							"cannot be told apart.", b, ids, per, q.NextID, firstID, firstID+1, firstID+per)
+					}
+				}
+				if late, bell, _ := ringrig.LateStores(evs, r.SQ, size, tail, per); len(late) > 0 {
+					r.Fatalf("Batch %d: the doorbell reached the device while descriptor stores were still in the store buffer: the "+
+						"device saw\n  %s\nbut %d stores into the batch's slots landed only after it, the first:\n  %s\n"+
+						"writel_relaxed orders nothing: a write barrier (c.WMB()) must come after the last descriptor store and "+
+						"before the doorbell (§7.4).", b, bell, len(late), late[0])
 				}
 				if halt := check.Find(r.Since(mark), trace.DeviceError); len(halt) > 0 {
 					r.Fatalf("The device halted:\n%s", check.Lines(halt))

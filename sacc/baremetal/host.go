@@ -75,6 +75,12 @@ func Enumerate(m *machine.Machine) (*Host, error) {
 		reg := uint32(sacc.CfgBAR0 + 4*i)
 		cfgWrite(m, reg, 4, 0xFFFF_FFFF)
 		size := sacc.BARSizeFromMask(cfgRead(m, reg, 4))
+		if size == 0 && i == 1 {
+			// No BAR1: a device without MSI-X (the upstream-v0.1 profile). Firmware
+			// leaves an unimplemented BAR unassigned.
+			h.BAR1 = 0
+			continue
+		}
 		if size == 0 || addr%size != 0 {
 			return nil, fmt.Errorf("BAR%d: size %#x does not fit at %#x", i, size, addr)
 		}
@@ -101,6 +107,7 @@ func (h *Host) Start(sqBase uint64, sqSize uint32, cqBase uint64, cqSize uint32)
 	}
 	h.SQ, h.SQSize, h.CQ, h.CQSize = sqBase, sqSize, cqBase, cqSize
 	h.sqTail, h.cqHead, h.phase, h.inFlight = 0, 0, 1, 0
+	h.M.Tracer().EmitDriverCQ(uint64(h.cqHead), uint64(h.phase))
 	h.M.Fill(sqBase, uint64(sqSize)*sacc.DescriptorSize, 0)
 	h.M.Fill(cqBase, uint64(cqSize)*sacc.CompletionSize, 0)
 	h.M.Write(h.BAR0+sacc.RegSQBaseLo, 8, sqBase)
@@ -171,6 +178,7 @@ func (h *Host) Poll() (sacc.Completion, bool) {
 		h.cqHead = 0
 		h.phase ^= 1
 	}
+	h.M.Tracer().EmitDriverCQ(uint64(h.cqHead), uint64(h.phase))
 	h.SetReg(sacc.RegCQHeadDB, h.cqHead)
 	return c, true
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/qtest"
 )
 
@@ -66,8 +67,8 @@ type processTransport struct {
 	stderr *tailBuffer
 }
 
-func startProcess(bin string) (*processTransport, error) {
-	cmd := exec.Command(bin, "qtest")
+func startProcess(bin string, args ...string) (*processTransport, error) {
+	cmd := exec.Command(bin, append([]string{"qtest"}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -158,15 +159,30 @@ type client struct {
 // newClient starts a fresh machine (in-process, or the SACC_QTEST_BIN process).
 func newClient(t testing.TB) *client {
 	t.Helper()
+	return newProfileClient(t, "")
+}
+
+// newProfileClient starts a fresh machine built to the named profile ("" for the
+// default): in-process, or "$SACC_QTEST_BIN qtest --profile NAME".
+func newProfileClient(t testing.TB, name string) *client {
+	t.Helper()
 	var tr transport
 	if bin := os.Getenv("SACC_QTEST_BIN"); bin != "" {
-		p, err := startProcess(bin)
+		var args []string
+		if name != "" {
+			args = []string{"--profile", name}
+		}
+		p, err := startProcess(bin, args...)
 		if err != nil {
 			t.Fatalf("start qtest server: %v", err)
 		}
 		tr = p
 	} else {
-		m, err := machine.New(machine.Config{})
+		prof, err := profile.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := machine.New(machine.Config{Profile: prof})
 		if err != nil {
 			t.Fatalf("machine.New: %v", err)
 		}

@@ -142,6 +142,8 @@ func (c *cache) store(m *machine.Machine, addr uint64, size int, v uint64) {
 	binary.LittleEndian.PutUint64(b[:], v)
 	copy(l.data[addr-tag:], b[:size])
 	l.dirty = true
+	// Nothing reaches memory, so no cpu_write: say where the store went.
+	m.Tracer().EmitCPUStoreCached(addr, uint64(size), v)
 }
 
 // each calls fn for every valid line overlapping [addr, addr+n).

@@ -67,7 +67,8 @@ type Config struct {
 	// StoreBuffer is the number of stores that can wait; 0 means 56.
 	StoreBuffer int
 	// MaxLinger bounds how long an arm64 store may wait in the buffer; 0 means
-	// 400 ns, longer than a doorbell takes to reach the device.
+	// four times the cost model's mmio_write, longer than a doorbell takes to
+	// reach the device, so a store nothing orders may land after the fetch.
 	MaxLinger sim.Time
 	// NoSource skips recording the source line of each operation (faster).
 	NoSource bool
@@ -106,6 +107,7 @@ type CPU struct {
 	cache cache
 
 	irqHandler func(vector uint8) bool
+	irqReturn  func()
 	irqOn      bool
 	inIRQ      bool
 
@@ -126,7 +128,7 @@ func New(m *machine.Machine, cfg Config) *CPU {
 		cfg.StoreBuffer = 56
 	}
 	if cfg.MaxLinger == 0 {
-		cfg.MaxLinger = 400
+		cfg.MaxLinger = max(4*m.Cost().MMIOWrite, 1)
 	}
 	if cfg.MaxHoist == 0 {
 		cfg.MaxHoist = DefaultMaxHoist
@@ -194,6 +196,8 @@ var accessorPrefixes = []string{
 	"github.com/saccbook/saccbook/sacc/kernel.(*Process).Store",
 	"github.com/saccbook/saccbook/sacc/driver.(*Device).readReg",
 	"github.com/saccbook/saccbook/sacc/driver.(*Device).writeReg",
+	"github.com/saccbook/saccbook/sacc/kernel.(*Kernel).TraceDriverCQ",
+	"github.com/saccbook/saccbook/sacc/kernel.(*Process).TraceDriverCQ",
 }
 
 // isAccessor reports whether pc lies in an accessor; answers are cached per pc.
@@ -225,9 +229,23 @@ func (c *CPU) end(d sim.Time) {
 	c.takeInterrupts()
 }
 
+// Tracepoint lets software above the CPU record what only it knows, as a
+// Linux tracepoint does: emit runs at once, and its events carry the source line
+// of the code that hit the tracepoint. It costs no virtual time.
+func (c *CPU) Tracepoint(emit func(tr *trace.Tracer)) {
+	pc := c.trace.PC()
+	c.begin()
+	emit(c.trace)
+	c.trace.SetPC(pc)
+}
+
 // SetIRQHandler installs the kernel's interrupt entry: it is called with the
 // vector and reports whether a handler claimed it.
 func (c *CPU) SetIRQHandler(h func(vector uint8) bool) { c.irqHandler = h }
+
+// SetIRQReturn installs what the kernel runs when the CPU comes back from its
+// interrupts to process context (the point where Linux's workers get the CPU).
+func (c *CPU) SetIRQReturn(f func()) { c.irqReturn = f }
 
 // EnableIRQs and DisableIRQs are local_irq_enable and local_irq_disable.
 func (c *CPU) EnableIRQs() {
@@ -248,10 +266,11 @@ func (c *CPU) takeInterrupts() {
 	if !c.irqOn || c.inIRQ || c.irqHandler == nil {
 		return
 	}
+	took := false
 	for {
 		v, ok := c.m.Interrupts().Take()
 		if !ok {
-			return
+			break
 		}
 		c.stats.Interrupts++
 		c.inIRQ = true
@@ -264,6 +283,10 @@ func (c *CPU) takeInterrupts() {
 		}
 		c.trace.EmitIRQExit(uint64(v), h)
 		c.inIRQ = false
+		took = true
+	}
+	if took && c.irqReturn != nil {
+		c.irqReturn()
 	}
 }
 
@@ -354,6 +377,7 @@ func (c *CPU) Store(addr uint64, size int, v uint64) {
 		}
 	}
 	c.sb = append(c.sb, ps)
+	c.trace.EmitCPUStore(addr, uint64(size), v, uint64(len(c.sb)))
 	c.end(c.cost.MemoryStore)
 }
 
@@ -549,6 +573,14 @@ func (c *CPU) mmioRead(addr uint64, size int) uint64 {
 	c.begin()
 	c.stats.MMIOReads++
 	c.mmioOrder(false)
+	if r, _ := c.m.Decode(addr); r == machine.RegionBAR0 || r == machine.RegionBAR1 {
+		// A read does not pass the posted writes before it to the same device
+		// (PCIe ordering): the CPU stalls until they have landed, then makes its
+		// round trip. This is why a read-back flushes a posted write.
+		if t := c.m.PostedLanded(); t > c.m.Now() {
+			c.m.RunUntil(t)
+		}
+	}
 	v := c.m.Read(addr, size)
 	d := c.cost.MMIORead
 	if r, _ := c.m.Decode(addr); r == machine.RegionECAM {
@@ -559,7 +591,9 @@ func (c *CPU) mmioRead(addr uint64, size int) uint64 {
 }
 
 // Writel is writel()/iowrite32(): earlier stores are visible first (Linux's
-// writel contains a wmb on weakly ordered CPUs), then one posted write.
+// writel contains a wmb on weakly ordered CPUs), then one posted write, which
+// reaches the device one mmio_write latency later; only a read from the device
+// tells the CPU it has arrived.
 func (c *CPU) Writel(addr uint64, v uint32) { c.mmioWrite(addr, 4, uint64(v), true) }
 
 // WritelRelaxed is writel_relaxed(): no ordering against earlier stores to memory.
@@ -578,12 +612,15 @@ func (c *CPU) mmioWrite(addr uint64, size int, v uint64, ordered bool) {
 	c.begin()
 	c.stats.MMIOWrites++
 	c.mmioOrder(ordered)
-	c.m.Write(addr, size, v)
-	d := c.cost.MMIOWriteIssue
 	if r, _ := c.m.Decode(addr); r == machine.RegionECAM {
-		d = c.cost.ConfigAccess // configuration writes are non-posted
+		c.m.Write(addr, size, v)
+		c.end(c.cost.ConfigAccess) // configuration writes are non-posted
+		return
 	}
-	c.end(d)
+	// Posted: the CPU pays for issuing the write and moves on; the write reaches
+	// the device mmio_write later, in order with the CPU's other MMIO writes.
+	c.m.PostWrite(addr, size, v)
+	c.end(c.cost.MMIOWriteIssue)
 }
 
 // Inl and Outl are port I/O (x86 in/out): serialising, like an MMIO read.

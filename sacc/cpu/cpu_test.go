@@ -185,7 +185,8 @@ func TestCPUEventsCarryTheirSource(t *testing.T) {
 			pc = ev.PC
 		}
 	}))
-	c.Writel(h.BAR0+sacc.RegSQTail, 0) // the line under test
+	c.Writel(h.BAR0+sacc.RegSQTail, 0)    // the line under test
+	c.Delay(c.Machine().Cost().MMIOWrite) // the posted write lands
 	if pc == 0 {
 		t.Fatal("doorbell event has no source")
 	}
@@ -203,6 +204,7 @@ func TestSourceIsTheCallerNotTheAccessor(t *testing.T) {
 	}))
 	c.Store64(h.SQ, 1)
 	c.Writel(h.BAR0+sacc.RegSQTail, 0)
+	c.Delay(c.Machine().Cost().MMIOWrite) // the posted write lands
 	if len(pcs) < 2 {
 		t.Fatalf("events %v", pcs)
 	}
@@ -269,5 +271,152 @@ func TestEarlyLoadsOnlyOnARM64WithoutRMB(t *testing.T) {
 		if n := stale(tc.arch, tc.rmb); n != 0 {
 			t.Errorf("%v, rmb %v: %d stale bodies", tc.arch, tc.rmb, n)
 		}
+	}
+}
+
+// Every buffered store is traced twice: cpu_store when it enters the buffer
+// (with how many wait), cpu_write when it lands. Each landing matches one entry,
+// and the barrier that empties the buffer says how many it drained.
+func TestStoreBufferIsTraced(t *testing.T) {
+	for _, arch := range []cpu.Arch{cpu.X86, cpu.ARM64} {
+		t.Run(arch.String(), func(t *testing.T) {
+			c, h := setup(t, 3, cpu.Config{Arch: arch, MaxLinger: 10_000})
+			var buf trace.Buffer
+			c.Machine().Tracer().Attach(&buf)
+			base := h.SQ + 2*sacc.DescriptorSize
+			for i := uint64(0); i < 4; i++ {
+				c.Store32(base+4*i, uint32(0x100+i))
+			}
+			c.WMB()
+			type st struct{ addr, val uint64 }
+			var entered, landed []st
+			var pending []uint64
+			drained := uint64(99)
+			for _, ev := range buf.Events {
+				switch ev.Kind {
+				case trace.CPUStore:
+					entered = append(entered, st{ev.Args[0], ev.Args[2]})
+					pending = append(pending, ev.Args[3])
+					if ev.PC == 0 {
+						t.Errorf("cpu_store without its source")
+					}
+				case trace.CPUWrite:
+					landed = append(landed, st{ev.Args[0], ev.Args[2]})
+				case trace.CPUBarrier:
+					drained = ev.Args[1]
+				}
+			}
+			if len(entered) != 4 || len(landed) != 4 {
+				t.Fatalf("%d cpu_store and %d cpu_write, want 4 of each", len(entered), len(landed))
+			}
+			seen := map[st]bool{}
+			for _, s := range landed {
+				seen[s] = true
+			}
+			for _, s := range entered {
+				if !seen[s] {
+					t.Errorf("store %#x=%#x entered the buffer and never landed", s.addr, s.val)
+				}
+			}
+			if arch == cpu.X86 {
+				// TSO: each store lands at the end of its own operation.
+				if pending[3] != 1 || drained != 0 || landed[0] != entered[0] {
+					t.Errorf("x86: pending %v, barrier drained %d, first landed %v", pending, drained, landed[0])
+				}
+			} else if pending[3] != 4 || drained != 4 {
+				t.Errorf("arm64: pending %v, barrier drained %d: want all four waiting for the wmb", pending, drained)
+			}
+		})
+	}
+}
+
+// A store that drains into a dirty line of a non-coherent cache reaches no
+// memory: it is traced as cpu_store_cached, and cpu_write comes with the clean.
+func TestStoreIntoTheCacheIsTraced(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{NonCoherent: true})
+	var buf trace.Buffer
+	c.Machine().Tracer().Attach(&buf)
+	c.Store64(h.SQ, 0xABCD)
+	c.CleanRange(h.SQ, 64)
+	var kinds []trace.Kind
+	for _, ev := range buf.Events {
+		kinds = append(kinds, ev.Kind)
+	}
+	// The line is filled from memory first (a write-allocate cache).
+	want := []trace.Kind{trace.CPUStore, trace.CPURead, trace.CPUStoreCached, trace.CPUWrite, trace.CPUCache}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+}
+
+// regWrites records, in order, the time and value of every SCRATCH write the
+// device sees.
+func regWrites(c *cpu.CPU) *[][2]uint64 {
+	var got [][2]uint64
+	c.Machine().Tracer().Attach(trace.Func(func(ev trace.Event) {
+		if ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSCRATCH {
+			got = append(got, [2]uint64{uint64(ev.Time), ev.Args[2]})
+		}
+	}))
+	return &got
+}
+
+// TestPostedWriteLandsOneWriteLatencyLater: the CPU pays only for issuing the
+// write; the device sees it mmio_write later.
+func TestPostedWriteLandsOneWriteLatencyLater(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	cost := c.Machine().Cost()
+	got := regWrites(c)
+	t0 := c.Now()
+	c.Writel(h.BAR0+sacc.RegSCRATCH, 0x5A)
+	if d := c.Now() - t0; d != cost.MMIOWriteIssue {
+		t.Fatalf("writel took the CPU %d ns, want the issue cost %d", d, cost.MMIOWriteIssue)
+	}
+	if len(*got) != 0 {
+		t.Fatalf("the device saw the write at issue: %v", *got)
+	}
+	c.Delay(cost.MMIOWrite)
+	if len(*got) != 1 || (*got)[0] != [2]uint64{uint64(t0 + cost.MMIOWrite), 0x5A} {
+		t.Fatalf("SCRATCH writes %v, want one of 0x5a at %d", *got, t0+cost.MMIOWrite)
+	}
+}
+
+// TestPostedWritesLandInOrder: back-to-back posted writes reach the device in
+// the order the CPU issued them.
+func TestPostedWritesLandInOrder(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	got := regWrites(c)
+	for v := uint32(1); v <= 4; v++ {
+		c.WritelRelaxed(h.BAR0+sacc.RegSCRATCH, v)
+	}
+	c.Delay(c.Machine().Cost().MMIOWrite)
+	if len(*got) != 4 {
+		t.Fatalf("SCRATCH writes %v, want 4", *got)
+	}
+	for i, w := range *got {
+		if w[1] != uint64(i+1) || i > 0 && w[0] < (*got)[i-1][0] {
+			t.Fatalf("SCRATCH writes %v land out of order", *got)
+		}
+	}
+}
+
+// TestReadAfterWriteSeesTheWrite: a read from the device does not pass an
+// earlier posted write to it, so it returns the written value, and the CPU
+// stalls for the write's trip and then the read's round trip.
+func TestReadAfterWriteSeesTheWrite(t *testing.T) {
+	c, h := setup(t, 1, cpu.Config{})
+	cost := c.Machine().Cost()
+	t0 := c.Now()
+	c.Writel(h.BAR0+sacc.RegSCRATCH, 0xC0FFEE)
+	if v := c.Readl(h.BAR0 + sacc.RegSCRATCH); v != 0xC0FFEE {
+		t.Fatalf("read-back of SCRATCH = %#x, want the value just written", v)
+	}
+	if want := t0 + cost.MMIOWrite + cost.MMIORead; c.Now() != want {
+		t.Fatalf("write then read-back ended at %d ns, want %d (the write's trip, then the round trip)", c.Now(), want)
 	}
 }

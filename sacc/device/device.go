@@ -7,12 +7,17 @@
 // The device knows nothing of drivers. It sees register accesses that the platform
 // routes to its BARs, and it reaches host memory only through the Bus it is given,
 // which puts every DMA through the IOMMU.
+//
+// Built to the upstream-v0.1 profile, the device is upstream's QEMU model instead:
+// upstream.go holds that engine, read beside upstream's qemu/sacc.c; this file's
+// entry points hand it BAR0 and nothing else differs.
 package device
 
 import (
 	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/mem"
 	"github.com/saccbook/saccbook/sacc/pci"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -59,8 +64,9 @@ type Device struct {
 	trace  *trace.Tracer
 	cost   *sim.Cost
 	quirks quirk.Set
+	engine profile.Engine
 	cfg    *pci.Function
-	msixAt uint32 // offset of the MSI-X capability
+	msixAt uint32 // offset of the MSI-X capability; 0 when the profile has none
 
 	// Register file (§5).
 	ctrl, status, errCode, scratch uint32
@@ -96,10 +102,10 @@ type Device struct {
 	pba       uint64
 }
 
-// New realizes a device at power-on.
-func New(bus Bus, s *sim.Sim, tr *trace.Tracer, cost *sim.Cost, quirks quirk.Set) *Device {
-	d := &Device{bus: bus, sim: s, trace: tr, cost: cost, quirks: quirks, phase: 1}
-	d.cfg = newConfigSpace()
+// New realizes a device at power-on, built to profile p.
+func New(bus Bus, s *sim.Sim, tr *trace.Tracer, cost *sim.Cost, quirks quirk.Set, p profile.Profile) *Device {
+	d := &Device{bus: bus, sim: s, trace: tr, cost: cost, quirks: quirks, engine: p.Engine, phase: 1}
+	d.cfg = newConfigSpace(p)
 	d.msixAt = d.cfg.FindCapability(sacc.CapIDMSIX)
 	for v := range sacc.MSIXVectors {
 		d.msixTable[v*sacc.MSIXEntrySize+sacc.MSIXEntryControl] = sacc.MSIXEntryMasked // masked at power-on (§9)
@@ -107,22 +113,32 @@ func New(bus Bus, s *sim.Sim, tr *trace.Tracer, cost *sim.Cost, quirks quirk.Set
 	return d
 }
 
-// newConfigSpace builds the configuration space of §§2–3.
-func newConfigSpace() *pci.Function {
+// newConfigSpace builds the configuration space of §§2–3, with the identity and
+// link the profile gives.
+func newConfigSpace(p profile.Profile) *pci.Function {
+	bars := [sacc.NumBARs]uint64{sacc.BAR0Size}
+	if p.MSIX {
+		bars[1] = sacc.BAR1Size
+	}
 	f := pci.New(pci.Header{
 		VendorID: sacc.VendorID, DeviceID: sacc.DeviceID,
 		ClassCode: sacc.ClassCode, Revision: sacc.Revision,
-		SubsystemVendorID: sacc.SubsystemVendorID, SubsystemID: sacc.SubsystemID,
+		SubsystemVendorID: p.SubsystemVendorID, SubsystemID: p.SubsystemID,
 		HeaderType: sacc.HeaderType, InterruptPin: sacc.InterruptPin,
-		BARSizes: [sacc.NumBARs]uint64{sacc.BAR0Size, sacc.BAR1Size},
+		BARSizes: bars,
 	})
 	// PCI Express capability, version 2, endpoint, with a true-looking link (§3).
 	pcie := uint32(sacc.CfgPCIeCapOffset)
 	f.AddCapability(pcie, sacc.CapIDPCIe)
 	f.Set16(pcie+sacc.CapPCIeFlagsOff, sacc.PCIeCapVersion|sacc.PCIeDevTypeEP<<4)
-	f.Set32(pcie+sacc.CapPCIeLinkCapOff, sacc.PCIeLinkCapabilities)
-	f.Set16(pcie+sacc.CapPCIeLinkStaOff, sacc.PCIeLinkStatus)
-	f.Set32(pcie+sacc.CapPCIeLinkCap2, sacc.PCIeLinkCapabilities2)
+	f.Set32(pcie+sacc.CapPCIeDevCapOff, p.DevCapabilities)
+	f.Set32(pcie+sacc.CapPCIeDevCap2Off, p.DevCapabilities2)
+	f.Set32(pcie+sacc.CapPCIeLinkCapOff, p.LinkCapabilities)
+	f.Set16(pcie+sacc.CapPCIeLinkStaOff, p.LinkStatus)
+	f.Set32(pcie+sacc.CapPCIeLinkCap2, p.LinkCapabilities2)
+	if !p.MSIX {
+		return f // upstream v0.1: no MSI-X capability, no BAR1
+	}
 	// MSI-X with two vectors, table and PBA in BAR1 (§4, §9).
 	msix := uint32(sacc.CfgMSIXCapOffset)
 	f.AddCapability(msix, sacc.CapIDMSIX)
@@ -165,6 +181,9 @@ func validAccess(off uint64, size int) bool {
 
 // ReadBAR0 serves a CPU read of BAR0 at offset off.
 func (d *Device) ReadBAR0(off uint64, size int) uint64 {
+	if d.engine == profile.EngineUpstreamV01 {
+		return d.upstreamRead(off, size)
+	}
 	if !validAccess(off, size) {
 		d.guestError(off, size, trace.ErrWidth, 0)
 		return allOnes(size)
@@ -214,8 +233,19 @@ func (d *Device) reg32(off uint32) uint32 {
 
 // WriteBAR0 serves a CPU write of BAR0 at offset off.
 func (d *Device) WriteBAR0(off uint64, size int, v uint64) {
+	if d.engine == profile.EngineUpstreamV01 {
+		d.upstreamWrite(off, size, v)
+		return
+	}
 	if !validAccess(off, size) {
 		d.guestError(off, size, trace.ErrWidth, v)
+		return
+	}
+	if d.latch(uint32(off), size, v) {
+		// The register holds its new value before the event that records the
+		// write, so that a run held at that event (a monitor's "after event
+		// N") already shows it, as every later look will.
+		d.trace.EmitRegWrite(off, uint64(size), v)
 		return
 	}
 	d.trace.EmitRegWrite(off, uint64(size), v)
@@ -227,6 +257,30 @@ func (d *Device) WriteBAR0(off uint64, size int, v uint64) {
 		return
 	}
 	d.writeReg32(uint32(off), uint32(v))
+}
+
+// latch takes a write to a plain register — a ring register while the device
+// is disabled, SCRATCH — that only stores its value and causes no event of its
+// own, and reports whether it did. Every other write goes through writeReg32,
+// after its sacc_reg_write, so that the events it causes follow it.
+func (d *Device) latch(off uint32, size int, v uint64) bool {
+	plain := func(o uint32) bool {
+		switch o {
+		case sacc.RegSQBaseLo, sacc.RegSQBaseHi, sacc.RegSQSize, sacc.RegCQBaseLo, sacc.RegCQBaseHi, sacc.RegCQSize:
+			return d.ctrl&sacc.CtrlEnable == 0
+		case sacc.RegSCRATCH:
+			return true
+		}
+		return false
+	}
+	if !plain(off) || size == 8 && !plain(off+4) {
+		return false
+	}
+	d.writeReg32(off, uint32(v))
+	if size == 8 {
+		d.writeReg32(off+4, uint32(v>>32))
+	}
+	return true
 }
 
 func (d *Device) writeReg32(off uint32, v uint32) {
@@ -344,7 +398,9 @@ func (d *Device) ringDoorbell(v uint32) {
 	default:
 		d.sqTail = v
 		d.trace.EmitDoorbell(uint64(v), uint64(d.sqHead))
-		d.kick(d.cost.MMIOWrite)
+		// The write has landed (its trip across the link is the posted write's,
+		// counted by whoever issued it): the fetch starts now.
+		d.kick(0)
 	}
 }
 
@@ -364,7 +420,7 @@ func (d *Device) writeCQHead(v uint32) {
 			// §7.3: the device resumes by itself once a slot is free.
 			d.stalled = false
 			d.trace.EmitCQResume(uint64(v))
-			d.kick(d.cost.MMIOWrite)
+			d.kick(0)
 		}
 	}
 }
@@ -646,16 +702,24 @@ func (d *Device) post() {
 		ram.Write(seg.phys+sacc.CplPhaseOff, entry[sacc.CplPhaseOff:])
 	}
 	d.trace.EmitDMAWrite(seg.iova, seg.phys, seg.n)
-	d.trace.EmitCQPost(uint64(d.cqTail), uint64(cpl.ReqID), uint64(cpl.Status), uint64(cpl.Phase))
 
-	// §7.2: each side inverts its phase when its index wraps.
+	// The indices move before the event that records the post, so that a run
+	// held at sacc_cq_post shows the slot posted and the descriptor's SQ slot
+	// the driver's again (§7.1); the phase flips with its own event.
+	posted := d.cqTail
+	wrapped := false
 	if d.cqTail++; d.cqTail == d.cqSize {
 		d.cqTail = 0
-		d.phase ^= 1
-		d.trace.EmitPhaseFlip(uint64(d.phase))
+		wrapped = true
 	}
 	if d.sqHead++; d.sqHead == d.sqSize {
 		d.sqHead = 0
+	}
+	d.trace.EmitCQPost(uint64(posted), uint64(cpl.ReqID), uint64(cpl.Status), uint64(cpl.Phase))
+	// §7.2: each side inverts its phase when its index wraps.
+	if wrapped {
+		d.phase ^= 1
+		d.trace.EmitPhaseFlip(uint64(d.phase))
 	}
 	if wantIRQ {
 		d.completionInterrupt()
@@ -689,6 +753,9 @@ func (d *Device) completionInterrupt() {
 }
 
 func (d *Device) msixControl() uint16 {
+	if d.msixAt == 0 {
+		return 0 // no MSI-X capability (upstream v0.1): disabled, for good
+	}
 	return d.cfg.Get16(d.msixAt + sacc.CapMSIXControlOff)
 }
 

@@ -301,7 +301,11 @@ func (dev *Device) setupRings(f *kernel.File, sq, cq uint64, size uint32) error 
 		dev.unmapUser(p, cm)
 		return fmt.Errorf("rings must be page-aligned: %w", kernel.EINVAL)
 	}
-	dev.writeReg(sacc.RegCTRL, 0)
+	if !dev.stop(0) {
+		dev.unmapUser(p, sm)
+		dev.unmapUser(p, cm)
+		return kernel.EIO
+	}
 	dev.regs.Writeq(sacc.RegSQBaseLo, sm.dma)
 	dev.writeReg(sacc.RegSQSize, size)
 	dev.regs.Writeq(sacc.RegCQBaseLo, cm.dma)
@@ -311,6 +315,7 @@ func (dev *Device) setupRings(f *kernel.File, sq, cq uint64, size uint32) error 
 		dev.k.CPU.Delay(500)
 	}
 	if dev.readReg(sacc.RegSTATUS)&sacc.StatusError != 0 {
+		dev.stop(sacc.CtrlReset) // the device may not touch the rings we unmap
 		dev.unmapUser(p, sm)
 		dev.unmapUser(p, cm)
 		dev.Reset()
@@ -321,18 +326,19 @@ func (dev *Device) setupRings(f *kernel.File, sq, cq uint64, size uint32) error 
 	return nil
 }
 
-// releaseRings gives the queue back to the kernel.
+// releaseRings gives the queue back to the kernel. The device is stopped, and
+// seen to stop (a STATUS read-back after the posted CTRL=0), before the user's
+// rings are unmapped and unpinned; the process's doorbell mappings are revoked,
+// so a stale one cannot ring the kernel's queue.
 func (dev *Device) releaseRings() error {
 	b := dev.bypass
+	if !dev.stop(0) {
+		return kernel.EIO // the rings stay mapped and pinned: the device may use them
+	}
 	dev.bypass = nil
-	dev.writeReg(sacc.RegCTRL, 0)
+	dev.revokeUserMappings(false)
 	dev.unmapUser(b.owner.Proc, b.sq)
 	dev.unmapUser(b.owner.Proc, b.cq)
-	c := dev.k.CPU
-	for off := uint64(0); off < uint64(dev.size)*sacc.CompletionSize; off += 8 {
-		c.Store64(dev.cqCPU+off, 0)
-	}
-	c.WMB()
 	dev.pdev.Info("queue returned to the kernel")
-	return dev.start()
+	return dev.restart()
 }

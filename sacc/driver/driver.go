@@ -91,6 +91,14 @@ type Device struct {
 	nextID   uint32
 
 	bypass *bypassState // set while a process owns the queue
+	cdev   *chrdev      // /dev/sacc0, whose doorbell mappings are revoked on reset and remove
+
+	// resetWork recovers a halted device from process context: the error
+	// interrupt only queues it (a Linux driver's reset_work).
+	resetWork kernel.Work
+	// stopped is false while the device may still do DMA into the rings: after a
+	// CTRL write, until a STATUS read-back has shown it took effect.
+	stopped bool
 
 	Stats Stats
 }
@@ -155,7 +163,8 @@ const (
 // noting each in dev.acquired; if a step fails, unwind gives back everything
 // acquired before it, newest first, as the error labels of a Linux probe do.
 func (d *Driver) probe(pdev *kernel.PCIDev) (err error) {
-	dev := &Device{drv: d, pdev: pdev, k: d.k, q: d.k.Config().Quirks, size: d.cfg.RingSize}
+	dev := &Device{drv: d, pdev: pdev, k: d.k, q: d.k.Config().Quirks, size: d.cfg.RingSize, stopped: true}
+	kernel.InitWork(&dev.resetWork, dev.recover)
 	pdev.DriverData = dev // pci_set_drvdata; the PCI core clears it if probe fails
 	defer func() {
 		if err != nil {
@@ -218,7 +227,8 @@ func (d *Driver) probe(pdev *kernel.PCIDev) (err error) {
 	if err = dev.start(); err != nil {
 		return err
 	}
-	d.k.RegisterChrdev(DevPath, &chrdev{dev: dev})
+	dev.cdev = &chrdev{dev: dev}
+	d.k.RegisterChrdev(DevPath, dev.cdev)
 	dev.acquired = stepChrdev
 	d.Dev = dev
 	pdev.Info("SACC v%d ready: %d-entry rings, SQ at dma %#x, CQ at dma %#x, %s",
@@ -245,9 +255,16 @@ func (dev *Device) unwind() {
 	for ; dev.acquired > stepNone; dev.acquired-- {
 		switch dev.acquired {
 		case stepChrdev:
+			// No process may ring a device that is going away: revoke every
+			// mapping of the doorbell page, then remove the node.
+			dev.revokeUserMappings(true)
 			dev.k.UnregisterChrdev(DevPath)
 		case stepStarted:
-			dev.writeReg(sacc.RegCTRL, 0) // stop the device before its memory goes away
+			dev.k.CancelWork(&dev.resetWork)
+			// Stop the device, and make sure it stopped, before its memory goes
+			// away: CTRL=0 is a posted write, and only a STATUS read-back shows it
+			// has landed. Then fail what was in flight.
+			dev.stop(0)
 			dev.failAll(ErrNoDevice)
 		case stepErrorIRQ:
 			pdev.FreeIRQ(sacc.MSIXVectorError)
@@ -256,9 +273,9 @@ func (dev *Device) unwind() {
 		case stepVectors:
 			pdev.FreeIRQVectors()
 		case stepCQ:
-			pdev.DMAFreeCoherent(dev.cqBytes(), dev.cqCPU, dev.cqDMA)
+			dev.freeRing("CQ", dev.cqBytes(), dev.cqCPU, dev.cqDMA)
 		case stepSQ:
-			pdev.DMAFreeCoherent(dev.sqBytes(), dev.sqCPU, dev.sqDMA)
+			dev.freeRing("SQ", dev.sqBytes(), dev.sqCPU, dev.sqDMA)
 		case stepMaster:
 			pdev.ClearMaster()
 		case stepMapped:
@@ -271,6 +288,57 @@ func (dev *Device) unwind() {
 	}
 }
 
+// freeRing frees one ring's coherent memory, unless the device was never seen to
+// stop: then it is left allocated, as a driver leaks memory rather than hand a
+// running device's DMA target to someone else.
+func (dev *Device) freeRing(name string, n, cpu, dma uint64) {
+	if !dev.stopped {
+		dev.pdev.Info("%s at dma %#x not freed: the device did not report stopping", name, dma)
+		return
+	}
+	dev.pdev.DMAFreeCoherent(n, cpu, dma)
+}
+
+// stop writes ctrl to CTRL (0 to disable, CtrlReset to reset) and reads STATUS
+// back until it shows the device stopped: READY clear (and, after a reset, ERROR
+// too). The write is posted; the read cannot pass it, so the read-back is what
+// proves the device has it. It reports whether the device stopped within 100 µs.
+func (dev *Device) stop(ctrl uint32) bool {
+	dev.stopped = false
+	dev.writeReg(sacc.RegCTRL, ctrl)
+	c := dev.k.CPU
+	deadline := c.Now() + 100_000
+	for {
+		st := dev.readReg(sacc.RegSTATUS)
+		if st&sacc.StatusReady == 0 && (ctrl&sacc.CtrlReset == 0 || st&sacc.StatusError == 0) {
+			dev.stopped = true
+			return true
+		}
+		if c.Now() > deadline {
+			dev.pdev.Info("device did not stop after CTRL %#x (STATUS %#x)", ctrl, st)
+			return false
+		}
+		c.Delay(500)
+	}
+}
+
+// revokeUserMappings takes the doorbell page away from every process that mapped
+// it (unmap_mapping_range): a stale mapping faults instead of ringing a device
+// that was reset or given back to the kernel. On remove (all) every page of BAR0
+// a process mapped goes, whatever it is.
+func (dev *Device) revokeUserMappings(all bool) {
+	if dev.cdev == nil {
+		return
+	}
+	off, n := uint64(sacc.DoorbellPage), uint64(sacc.PageSize)
+	if all {
+		off, n = 0, sacc.BAR0Size
+	}
+	if pages := dev.k.UnmapMappingRange(dev.cdev, off, n); pages > 0 {
+		dev.pdev.Info("revoked %d user mapping(s) of BAR0", pages)
+	}
+}
+
 // sqBytes and cqBytes are the sizes of the two rings.
 func (dev *Device) sqBytes() uint64 { return uint64(dev.size) * sacc.DescriptorSize }
 func (dev *Device) cqBytes() uint64 { return uint64(dev.size) * sacc.CompletionSize }
@@ -280,11 +348,13 @@ func (dev *Device) start() error {
 	dev.starting = true
 	defer func() { dev.starting = false }()
 	dev.sqTail, dev.cqHead, dev.phase, dev.count = 0, 0, dev.expectedInitialPhase(), 0
+	dev.k.TraceDriverCQ(dev.cqHead, dev.phase)
 	dev.regs.Writeq(sacc.RegSQBaseLo, dev.sqDMA)
 	dev.writeReg(sacc.RegSQSize, dev.size)
 	dev.regs.Writeq(sacc.RegCQBaseLo, dev.cqDMA)
 	dev.writeReg(sacc.RegCQSize, dev.size)
 	dev.writeReg(sacc.RegCTRL, sacc.CtrlEnable)
+	dev.stopped = false
 	// READY comes one enable latency later, never at once: wait for it, with a
 	// deadline, as a driver must.
 	c := dev.k.CPU

@@ -189,6 +189,7 @@ func (dev *Device) advanceCQHead() {
 			dev.phase ^= 1
 		}
 	}
+	dev.k.TraceDriverCQ(dev.cqHead, dev.phase)
 }
 
 // returnCQSlots tells the device, with one CQ_HEAD write, that every consumed
@@ -261,8 +262,9 @@ func (dev *Device) timedOut(r *Request) error {
 // ---------------------------------------------------------------------------
 // Interrupts
 
-// completionIRQ handles vector 0: acknowledge first, then drain, so a completion
-// posted while draining raises a new interrupt instead of being missed (§9).
+// completionIRQ handles vector 0: acknowledge, read a register back, then drain,
+// so that a completion posted at any moment is either found by the drain or
+// raises a new interrupt (§9).
 func (dev *Device) completionIRQ(v uint8, _ any) kernel.IRQReturn {
 	dev.Stats.Interrupts++
 	if dev.ackAndReap() == 0 {
@@ -271,30 +273,55 @@ func (dev *Device) completionIRQ(v uint8, _ any) kernel.IRQReturn {
 	return kernel.IRQHandled
 }
 
-// ackAndReap acknowledges the completion interrupt and then drains the CQ,
-// returning how many completions it consumed. Under drain-then-ack the order is
-// reversed, and a completion that lands between the two raises nothing.
+// ackAndReap acknowledges the completion interrupt and drains the CQ, returning
+// how many completions it consumed.
+//
+// The acknowledgement is a posted write: it reaches the device one write latency
+// after the CPU issues it. A completion the device posts in that window finds
+// IRQ_STATUS still set and sends no MSI, so the drain must not run before the
+// acknowledgement has landed. Reading a register of the same device makes sure of
+// that: the read cannot pass the posted write, and its completion cannot pass the
+// device's completion writes before it (memory-barriers.txt on flushing posted
+// writes; dma-api-howto.rst, "flush write buffers … by reading a register"). After
+// the read-back, every completion is either in memory for the drain or comes
+// after the acknowledgement, with an interrupt of its own.
+//
+// Under drain-then-ack the order is reversed, and a completion that lands between
+// the two raises nothing; under ack-without-readback the read-back is left out,
+// and a completion posted while the acknowledgement is on the wire is lost.
 func (dev *Device) ackAndReap() int {
-	if dev.q.Has(quirk.DrainThenAck) {
+	switch {
+	case dev.q.Has(quirk.DrainThenAck):
 		n := dev.Reap()
 		dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
 		return n
+	case dev.q.Has(quirk.AckWithoutReadback):
+		dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
+		return dev.Reap()
 	}
 	dev.writeReg(sacc.RegIRQAck, sacc.IRQCompletion)
+	dev.readReg(sacc.RegIRQStatus) // flush the posted acknowledgement
 	return dev.Reap()
 }
 
-// errorIRQ handles vector 1: the device halted.
+// errorIRQ handles vector 1: the device halted. Recovery polls registers with
+// deadlines and brings the rings up again, which is no work for interrupt
+// context: the handler queues it (queue_work), and the kernel runs it in process
+// context as soon as the interrupt has returned.
 func (dev *Device) errorIRQ(v uint8, _ any) kernel.IRQReturn {
-	dev.recover()
+	dev.k.QueueWork(&dev.resetWork)
 	return kernel.IRQHandled
 }
 
 // ---------------------------------------------------------------------------
 // Errors and recovery (§7.6)
 
-// recover resets a halted device: log the error, fail what was in flight, reset,
-// and bring the rings up again from scratch.
+// recover resets a halted device, in process context. The order is the one that
+// is safe on real hardware: first stop the device's DMA (reset, and read STATUS
+// back until it shows the reset took effect), then revoke the processes'
+// doorbell mappings, and only then fail what was in flight, so that the buffers
+// their submitters unmap and free can no longer be reached by the device. Then
+// the rings come up again from scratch.
 func (dev *Device) recover() {
 	st, code := dev.readReg(sacc.RegSTATUS), dev.readReg(sacc.RegErrCode)
 	if st&sacc.StatusError == 0 {
@@ -307,18 +334,34 @@ func (dev *Device) recover() {
 		return
 	}
 	dev.pdev.Info("device error: STATUS %#x ERR_CODE %#x (%v); resetting", st, code, sacc.Status(code))
-	dev.failAll(fmt.Errorf("%w (ERR_CODE %#x: %v)", ErrDeviceErr, code, sacc.Status(code)))
-	dev.writeReg(sacc.RegCTRL, sacc.CtrlReset)
+	if !dev.stop(sacc.CtrlReset) {
+		dev.pdev.Info("recovery failed: the device did not come out of reset")
+		return
+	}
 	dev.Stats.Resets++
-	// The rings are zeroed so no stale phase survives the reset.
+	dev.revokeUserMappings(false)
+	dev.failAll(fmt.Errorf("%w (ERR_CODE %#x: %v)", ErrDeviceErr, code, sacc.Status(code)))
+	if err := dev.restart(); err != nil {
+		dev.pdev.Info("recovery failed: %v", err)
+	}
+}
+
+// restart brings the kernel's rings up again after a reset: a process that owned
+// the queue loses it (its rings are unmapped now that the device is stopped), the
+// CQ is zeroed so that no stale phase survives, and the device is enabled.
+func (dev *Device) restart() error {
+	if b := dev.bypass; b != nil {
+		dev.bypass = nil
+		dev.unmapUser(b.owner.Proc, b.sq)
+		dev.unmapUser(b.owner.Proc, b.cq)
+		dev.pdev.Info("queue taken back from pid %d by the reset", b.owner.Proc.PID)
+	}
 	c := dev.k.CPU
 	for off := uint64(0); off < uint64(dev.size)*sacc.CompletionSize; off += 8 {
 		c.Store64(dev.cqCPU+off, 0)
 	}
 	c.WMB()
-	if err := dev.start(); err != nil {
-		dev.pdev.Info("recovery failed: %v", err)
-	}
+	return dev.start()
 }
 
 // failAll completes every request in flight with err.
@@ -333,10 +376,13 @@ func (dev *Device) failAll(err error) {
 }
 
 // Reset resets and restarts the device on request (for example after a driver
-// bug left it halted).
+// bug left it halted), in the order recover uses: stop, revoke, fail, restart.
 func (dev *Device) Reset() error {
-	dev.failAll(ErrDeviceErr)
-	dev.writeReg(sacc.RegCTRL, sacc.CtrlReset)
+	if !dev.stop(sacc.CtrlReset) {
+		return fmt.Errorf("sacc: reset: %w", ErrDeviceErr)
+	}
 	dev.Stats.Resets++
-	return dev.start()
+	dev.revokeUserMappings(false)
+	dev.failAll(ErrDeviceErr)
+	return dev.restart()
 }

@@ -25,6 +25,7 @@ import (
 // Three quirks are tested elsewhere, by tests that predate this file:
 //   - missing-wmb (catalog 1): TestMissingBarrierShowsOnlyOnARM64 (ordering_test.go);
 //   - drain-then-ack (catalog 16): TestDrainThenAckLosesAnInterrupt (ordering_test.go);
+//   - ack-without-readback (catalog 16): TestAckThenDrainWithoutReadbackLosesAnInterrupt (ordering_test.go);
 //   - map-register-page (catalog 19): TestRegisterPageIsNeverMapped (sacc/user).
 
 // TestQuirkBodyBeforePhase (catalog 2): a driver that loads the completion body
@@ -42,8 +43,14 @@ func TestQuirkBodyBeforePhase(t *testing.T) {
 		src := hosttest.KernelBuffer(t, h, bytes.Repeat([]byte{0x5A}, 4096))
 		dst := hosttest.KernelBuffer(t, h, make([]byte, 4096))
 		for i := range 4 {
+			// Lap 1 reaps each entry only once it has long landed, so it cannot
+			// race the device: only the copy below does.
 			r := &driver.Request{Opcode: 0x55}
-			if err := h.Dev.Do(r); r.Status != sacc.StatusBadOpcode || r.ReqID != uint32(i) {
+			if err := h.Dev.Submit(r); err != nil {
+				t.Fatal(err)
+			}
+			h.CPU.Delay(20_000)
+			if err := h.Dev.Wait(r); r.Status != sacc.StatusBadOpcode || r.ReqID != uint32(i) {
 				t.Fatalf("%s: lap 1, request %d: %v %+v", quirkName(quirk.BodyBeforePhase, on), i, err, r)
 			}
 		}
@@ -661,10 +668,12 @@ func TestQuirkWrongWidth(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.CPU.Writew(pdev.BAR[0].Start+sacc.RegSCRATCH, 0x1234)
+		h.CPU.Delay(h.M.Cost().MMIOWrite) // posted: let it land
 		if s := h.M.Device().State().Scratch; s != 0 {
 			t.Fatalf("a 16-bit write reached SCRATCH: %#x", s)
 		}
 		h.CPU.Writel(pdev.BAR[0].Start+sacc.RegSCRATCH, 0x1234)
+		h.CPU.Delay(h.M.Cost().MMIOWrite)
 		if s := h.M.Device().State().Scratch; s != 0x1234 {
 			t.Fatalf("a 32-bit write did not reach SCRATCH: %#x", s)
 		}
@@ -698,6 +707,7 @@ var softwareQuirkTests = map[quirk.Quirk]struct {
 	quirk.MapRegisterPage:    {file: "../user/user_test.go", def: "func TestRegisterPageIsNeverMapped("},
 	quirk.WrongWidth:         {fn: TestQuirkWrongWidth},
 	quirk.MissingRMB:         {fn: TestQuirkMissingRMB},
+	quirk.AckWithoutReadback: {fn: TestAckThenDrainWithoutReadbackLosesAnInterrupt},
 }
 
 // TestEverySoftwareQuirkIsTested keeps this file in step with the quirk list: a
@@ -763,5 +773,37 @@ func TestQuirkMissingRMB(t *testing.T) {
 	}
 	if r := run(cpu.ARM64, false, seed, length); stale(r) || r.Status != sacc.StatusOK {
 		t.Errorf("arm64 with rmb: %+v", r)
+	}
+}
+
+// The driver_cq tracepoint shows what only the driver knows: after each
+// completion it consumes, the slot it looks at next and the phase it expects
+// there. As specified the phase flips when the head wraps; under no-phase-flip
+// it does not, and the trace says so.
+func TestDriverCQTracepoint(t *testing.T) {
+	const ring = 4
+	for _, on := range []bool{false, true} {
+		name := quirkName(quirk.NoPhaseFlip, on)
+		h := hosttest.Boot(t, withQuirk(host.Config{Driver: driver.Config{RingSize: ring, Timeout: 50_000}}, quirk.NoPhaseFlip, on))
+		ev := record(h, trace.DriverCQ)
+		for range ring + 1 {
+			h.Dev.Do(&driver.Request{Opcode: sacc.OpNOP})
+		}
+		if len(ev.evs) < ring {
+			t.Fatalf("%s: %d driver_cq events for %d completions", name, len(ev.evs), ring+1)
+		}
+		for i, e := range ev.evs[:ring] {
+			head, phase := e.Args[0], e.Args[1]
+			wantPhase := uint64(1)
+			if i == ring-1 && !on {
+				wantPhase = 0 // the head wrapped to 0: the next lap carries phase 0
+			}
+			if head != uint64(i+1)%ring || phase != wantPhase {
+				t.Errorf("%s: driver_cq %d = head %d phase %d, want head %d phase %d", name, i, head, phase, (i+1)%ring, wantPhase)
+			}
+			if e.PC == 0 {
+				t.Errorf("%s: driver_cq without the driver's source line", name)
+			}
+		}
 	}
 }

@@ -136,12 +136,34 @@ func (f *fixture) setPerms(iova uint64, perms [sacc.IOPTLevels]uint64) {
 	}
 }
 
+// kinds lists the events' kinds, less the walk's levels (iommu_walk), which
+// walkEvents checks against Walk.
 func (f *fixture) kinds() []trace.Kind {
 	var ks []trace.Kind
 	for _, e := range f.buf.Events {
-		ks = append(ks, e.Kind)
+		if e.Kind != trace.IOMMUWalk {
+			ks = append(ks, e.Kind)
+		}
 	}
 	return ks
+}
+
+// walkEvents checks that the iommu_walk events recorded are the levels the
+// inspection walk (Walk) reads for iova, level by level: the table, the index,
+// the entry, stopping where Walk stops.
+func (f *fixture) walkEvents(iova uint64) {
+	f.t.Helper()
+	evs := f.events(trace.IOMMUWalk)
+	steps := f.u.Walk(iova)
+	if len(evs) != len(steps) {
+		f.t.Fatalf("%d iommu_walk events, Walk has %d steps", len(evs), len(steps))
+	}
+	for i, s := range steps {
+		want := [trace.MaxArgs]uint64{uint64(s.Level), s.Table, s.Index, uint64(s.Entry)}
+		if evs[i].Args != want {
+			f.t.Errorf("iommu_walk %d = %#x, want %#x (Walk: %+v)", i, evs[i].Args, want, s)
+		}
+	}
 }
 
 func (f *fixture) events(k trace.Kind) []trace.Event {

@@ -159,9 +159,9 @@ func TestRegisterAccessesAreTraced(t *testing.T) {
 	f.read(sacc.IOMMURegCAP, 4)
 	f.read(sacc.IOMMURegPTRoot, 8)
 	want := []trace.Event{
-		{Kind: trace.IOMMURegWrite, Args: [4]uint64{sacc.IOMMURegPTRoot + 4, 4, 2}},
-		{Kind: trace.IOMMURegRead, Args: [4]uint64{sacc.IOMMURegCAP, 4, sacc.IOMMUCapValue}},
-		{Kind: trace.IOMMURegRead, Args: [4]uint64{sacc.IOMMURegPTRoot, 8, 2 << 32}},
+		{Kind: trace.IOMMURegWrite, Args: [trace.MaxArgs]uint64{sacc.IOMMURegPTRoot + 4, 4, 2}},
+		{Kind: trace.IOMMURegRead, Args: [trace.MaxArgs]uint64{sacc.IOMMURegCAP, 4, sacc.IOMMUCapValue}},
+		{Kind: trace.IOMMURegRead, Args: [trace.MaxArgs]uint64{sacc.IOMMURegPTRoot, 8, 2 << 32}},
 	}
 	if len(f.buf.Events) != len(want) {
 		t.Fatalf("events %v", f.buf.Events)

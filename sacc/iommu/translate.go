@@ -93,7 +93,9 @@ func (u *IOMMU) walk(iova uint64) (physPage, perm uint64, reason sacc.FaultReaso
 	table := u.root()
 	perm = sacc.PTEPermMask
 	for level := 0; level < sacc.IOPTLevels; level++ {
-		e, ok := u.readPTE(table + sacc.IOVAIndex(iova, level)*sacc.IOPTEntrySize)
+		idx := sacc.IOVAIndex(iova, level)
+		e, ok := u.readPTE(table + idx*sacc.IOPTEntrySize)
+		u.tr.EmitIOMMUWalk(uint64(level), table, idx, uint64(e))
 		if !ok || !e.Present() {
 			return 0, 0, sacc.FaultNotPresent
 		}

@@ -27,7 +27,8 @@ func TestWalkFourLevels(t *testing.T) {
 			if got, want := f.kinds(), []trace.Kind{trace.IOTLBMiss, trace.IOMMUTranslate}; !sameKinds(got, want) {
 				t.Errorf("events %v, want %v", got, want)
 			}
-			if ev := f.events(trace.IOMMUTranslate); ev[0].Args != [4]uint64{c.iova, c.phys, rw} {
+			f.walkEvents(c.iova + 0x345)
+			if ev := f.events(trace.IOMMUTranslate); ev[0].Args != [trace.MaxArgs]uint64{c.iova, c.phys, rw} {
 				t.Errorf("iommu_translate args %#x", ev[0].Args)
 			}
 			// The second access to the page hits.
@@ -103,8 +104,13 @@ func TestFaultReasons(t *testing.T) {
 			if got := f.kinds(); !sameKinds(got, want) {
 				t.Errorf("events %v, want %v", got, want)
 			}
+			if c.reason != sacc.FaultAddressWidth {
+				f.walkEvents(c.iova + 0x10) // the walk stops at the level that faults
+			} else if n := len(f.events(trace.IOMMUWalk)); n != 0 {
+				t.Errorf("%d iommu_walk events beyond 48 bits: there is no walk", n)
+			}
 			if ev := f.events(trace.IOMMUFault); len(ev) == 1 &&
-				ev[0].Args != [4]uint64{c.iova + 0x10, uint64(c.reason), uint64(c.access), srcID} {
+				ev[0].Args != [trace.MaxArgs]uint64{c.iova + 0x10, uint64(c.reason), uint64(c.access), srcID} {
 				t.Errorf("iommu_fault args %#x", ev[0].Args)
 			}
 			rec := sacc.DecodeFaultRecord(f.mem.b[faultLog:])

@@ -116,7 +116,11 @@ func (d *PCIDev) FreeIRQ(i int) {
 		return
 	}
 	if t := d.msixTable(); t != nil {
-		t.Writel(uint32(i*sacc.MSIXEntrySize)+sacc.MSIXEntryControl, sacc.MSIXEntryMasked)
+		ctl := uint32(i*sacc.MSIXEntrySize) + sacc.MSIXEntryControl
+		t.Writel(ctl, sacc.MSIXEntryMasked)
+		// The mask is a posted write: read the entry back so that it has reached
+		// the device before the handler goes (Linux's pci_msix_mask does the same).
+		t.Readl(ctl)
 	}
 	d.k.irqs[v] = irqAction{}
 }

@@ -141,6 +141,7 @@ func TestRequestIRQUnmasksAndFreeIRQMasks(t *testing.T) {
 			if err := d.RequestIRQ(0, h0, "t-cq", nil); err != nil {
 				t.Fatal(err)
 			}
+			h.K.CPU.Delay(h.M.Cost().MMIOWrite) // the unmask is a posted write
 			st := h.M.Device().State()
 			if st.MSIX[0].Masked() == tc.unmasked {
 				t.Errorf("entry 0 masked=%v after request_irq, want %v", st.MSIX[0].Masked(), !tc.unmasked)

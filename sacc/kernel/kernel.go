@@ -51,6 +51,9 @@ type Kernel struct {
 	files map[string]FileOps
 	// faults are the armed fault injections (InjectFault).
 	faults []faultPoint
+	// work is the system workqueue: items queued and not run yet, in order.
+	work   []*Work
+	inWork bool
 
 	Stats Stats
 }
@@ -78,6 +81,7 @@ func Boot(c *cpu.CPU, cfg Config) (*Kernel, error) {
 	k.Printk("Linux version 6.12.0-saccbook (saccbook) #1 SMP")
 	k.Printk("Memory: %dK available, CPU model %s%s", k.M.RAM().Size()>>10, c.Arch(), map[bool]string{true: ", non-coherent DMA"}[c.NonCoherent()])
 	c.SetIRQHandler(k.dispatchIRQ)
+	c.SetIRQReturn(k.runWork) // back in process context: the worker runs
 	if cfg.IOMMU {
 		d, err := k.newDomain()
 		if err != nil {

@@ -158,10 +158,15 @@ func TestIOMap(t *testing.T) {
 		t.Errorf("SCRATCH reads %#x after Writel", v)
 	}
 	regs.WritelRelaxed(sacc.RegSCRATCH, 0xBEEF)
+	if v := h.M.Device().State().Scratch; v == 0xBEEF {
+		t.Errorf("SCRATCH %#x at the instant WritelRelaxed is issued: a posted write lands later", v)
+	}
+	h.K.CPU.Delay(h.M.Cost().MMIOWrite)
 	if v := h.M.Device().State().Scratch; v != 0xBEEF {
-		t.Errorf("SCRATCH %#x after WritelRelaxed", v)
+		t.Errorf("SCRATCH %#x one write latency after WritelRelaxed", v)
 	}
 	regs.Writeq(sacc.RegSQBaseLo, 0x1_2345_6000)
+	h.K.CPU.Delay(h.M.Cost().MMIOWrite)
 	if st := h.M.Device().State(); st.SQBase != 0x1_2345_6000 {
 		t.Errorf("SQ_BASE %#x after Writeq", st.SQBase)
 	}

@@ -63,6 +63,13 @@ func (k *Kernel) RegisterChrdev(path string, ops FileOps) { k.files[path] = ops 
 // UnregisterChrdev removes a device node.
 func (k *Kernel) UnregisterChrdev(path string) { delete(k.files, path) }
 
+// vma is one mmap of a device file: the process's address, and which pages of
+// which device it shows.
+type vma struct {
+	va, offset, length uint64
+	ops                FileOps
+}
+
 type pte struct {
 	phys uint64
 	mmio bool
@@ -75,6 +82,7 @@ type Process struct {
 	PID   int
 	Name  string
 	pages map[uint64]*pte // virtual page → mapping
+	vmas  []vma           // the mmaps of device files, for UnmapMappingRange
 	next  uint64
 	fds   []*File
 	Stats ProcStats
@@ -106,6 +114,28 @@ func (k *Kernel) NewProcess(name string) *Process {
 
 // Kernel is the process's kernel.
 func (p *Process) Kernel() *Kernel { return p.k }
+
+// TraceDriverCQ is the tracepoint of a completion consumer's bookkeeping: the
+// CQ slot it looks at next and the phase it expects there (§7.2), which only
+// it knows. A driver hits it when its queue starts and after every completion it
+// consumes, so that a picture of the ring can show the driver's side honestly,
+// bugs included.
+func (k *Kernel) TraceDriverCQ(head uint32, phase uint8) {
+	k.CPU.Tracepoint(func(tr *trace.Tracer) { tr.EmitDriverCQ(uint64(head), uint64(phase)) })
+}
+
+// TraceDriverCQ is the same tracepoint for a process that consumes completions
+// itself (kernel bypass).
+func (p *Process) TraceDriverCQ(head uint32, phase uint8) { p.k.TraceDriverCQ(head, phase) }
+
+// mapped records one page of the address space in the trace.
+func (p *Process) mapped(va, phys uint64, mmio bool) {
+	m := uint64(0)
+	if mmio {
+		m = 1
+	}
+	p.k.M.Tracer().EmitProcMap(uint64(p.PID), va, phys, m)
+}
 
 // syscall charges one kernel crossing and records it.
 func (p *Process) syscall(nr uint64, a0 uint64, body func() (uint64, error)) (uint64, error) {
@@ -216,7 +246,9 @@ func (p *Process) Mmap(fd int, offset, length uint64) (uint64, error) {
 		va := p.next
 		for i, ph := range phys {
 			p.pages[va+uint64(i)*sacc.PageSize] = &pte{phys: ph, mmio: mmio}
+			p.mapped(va+uint64(i)*sacc.PageSize, ph, mmio)
 		}
+		p.vmas = append(p.vmas, vma{va: va, offset: offset, length: uint64(len(phys)) * sacc.PageSize, ops: f.Ops})
 		p.next += uint64(len(phys))*sacc.PageSize + sacc.PageSize // a guard page between mappings
 		return va, nil
 	})
@@ -242,10 +274,18 @@ func (p *Process) Alloc(n uint64) (uint64, error) {
 				defer p.k.FreePages(spacer, sacc.PageSize)
 			}
 			p.pages[va+off] = &pte{phys: ph}
+			p.mapped(va+off, ph, false)
 		}
 		p.next += pageRound(n) + sacc.PageSize
 		return va, nil
 	})
+}
+
+// Mapped reports whether the page of va is in the process's address space, as a
+// process learns from /proc/self/maps: a mapping the kernel revoked is gone.
+func (p *Process) Mapped(va uint64) bool {
+	_, ok := p.pages[va&^sacc.PageMask]
+	return ok
 }
 
 // translate finds what backs a user virtual address; an unmapped one stops the
@@ -366,6 +406,32 @@ func (p *Process) Pinned() int {
 	for _, e := range p.pages {
 		if e.pin > 0 {
 			n++
+		}
+	}
+	return n
+}
+
+// UnmapMappingRange is unmap_mapping_range for a device file: every process's
+// mapping of ops's pages in [offset, offset+length) loses its page-table
+// entries, so that the next access faults (a *Segfault) instead of reaching the
+// device. A driver calls it before the pages it let processes map change hands:
+// when the device is reset, when a process gives the queue back, and on remove.
+// It returns how many pages it unmapped.
+func (k *Kernel) UnmapMappingRange(ops FileOps, offset, length uint64) int {
+	n := 0
+	for _, p := range k.procs {
+		for _, m := range p.vmas {
+			if m.ops != ops {
+				continue
+			}
+			for off := uint64(0); off < m.length; off += sacc.PageSize {
+				if dev := m.offset + off; dev >= offset && dev < offset+length {
+					if _, ok := p.pages[m.va+off]; ok {
+						delete(p.pages, m.va+off)
+						n++
+					}
+				}
+			}
 		}
 	}
 	return n

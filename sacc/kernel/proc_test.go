@@ -451,6 +451,7 @@ func TestMmapOfTheDoorbellPageReachesTheDevice(t *testing.T) {
 	evs := record(t, h, trace.RegWrite, trace.Doorbell, trace.CPUWrite)
 	tail := h.M.Device().State().SQTail // ring with nothing new: harmless
 	p.Store32(va+sacc.RegSQTail-sacc.DoorbellPage, tail)
+	h.K.CPU.Delay(h.M.Cost().MMIOWrite) // the store is a posted write
 	var regWrite, doorbell bool
 	for _, ev := range *evs {
 		switch ev.Kind {

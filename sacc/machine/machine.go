@@ -5,9 +5,11 @@
 //
 // Every client of the emulator — qtest, the monitor, the driver model, a browser
 // session, a test — drives the same Machine. Accesses through Read, Write, In and
-// Out are CPU accesses: they take effect at once and do not advance virtual time;
-// time moves only through Step, Advance and RunUntil (the CPU model above charges
-// its own costs). Same configuration and seed, same trace, byte for byte.
+// Out take effect at once and do not advance virtual time; time moves only through
+// Step, Advance and RunUntil (the CPU model above charges its own costs). The CPU
+// model's writes to the device go through PostWrite instead: a posted write that
+// lands one write latency later, in order (PCIe memory writes are posted). Same
+// configuration and seed, same trace, byte for byte.
 package machine
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/iommu"
 	"github.com/saccbook/saccbook/sacc/mem"
 	"github.com/saccbook/saccbook/sacc/pci"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/sim"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -31,6 +34,9 @@ type Config struct {
 	Seed    uint64    // seeds every random choice of the run
 	Cost    *sim.Cost // nil means sim.DefaultCost()
 	Quirks  quirk.Set // injection points; empty means the machine as specified
+	// Profile is the version of the contract the device is built to; the zero
+	// value means the default, v1 (profile.V1).
+	Profile profile.Profile
 }
 
 // Machine is one emulated host with its SACC endpoint.
@@ -46,12 +52,28 @@ type Machine struct {
 	bars   [2]uint64
 	irqs   Interrupts
 	source uint16 // the endpoint's requester ID
+
+	// posted are the CPU's writes to the device still on the wire, oldest first;
+	// they land in this order (PCIe: a posted write may not pass another).
+	posted []postedWrite
+}
+
+// postedWrite is one CPU write to a BAR on its way to the device.
+type postedWrite struct {
+	addr uint64
+	size int
+	v    uint64
+	at   sim.Time // when it lands at the device
+	pc   uintptr  // the code that issued it, for the event when it lands
 }
 
 // New builds a machine at power-on.
 func New(cfg Config) (*Machine, error) {
 	if cfg.RAMSize == 0 {
 		cfg.RAMSize = sacc.DefaultRAMSize
+	}
+	if cfg.Profile.Name == "" {
+		cfg.Profile = profile.V1()
 	}
 	ram, err := mem.NewRAM(cfg.RAMSize)
 	if err != nil {
@@ -67,13 +89,15 @@ func New(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("cost model: link_bytes_per_us must be positive")
 	}
 	m.trace = trace.NewTracer(m.sim)
+	m.trace.SetDialect(cfg.Profile.Trace)
 	m.source = sacc.SourceID(sacc.SACCBus, sacc.SACCDevice, sacc.SACCFunction)
 	m.iommu = iommu.New(physMem{m}, poster{m}, m.trace, cfg.Quirks)
-	m.dev = device.New(dmaPort{m}, m.sim, m.trace, &m.cost, cfg.Quirks)
+	m.dev = device.New(dmaPort{m}, m.sim, m.trace, &m.cost, cfg.Quirks, cfg.Profile)
 	return m, nil
 }
 
-// Config returns the configuration the machine was built with (RAM size filled in).
+// Config returns the configuration the machine was built with (RAM size and
+// profile filled in).
 func (m *Machine) Config() Config { return m.cfg }
 
 // Tracer is the machine's event stream; attach sinks to it.
@@ -300,6 +324,55 @@ func (m *Machine) Write(addr uint64, size int, v uint64) {
 	default:
 		m.trace.EmitGuestError(addr, uint64(size), trace.ErrUnmapped, v)
 	}
+}
+
+// PostWrite is a CPU write issued as a PCIe posted write: a write to the device's
+// BARs reaches the device one mmio_write latency after it is issued, behind every
+// earlier posted write, and its register write event is the device's, at landing.
+// Every other write (RAM, configuration space, which is non-posted, the IOMMU's
+// registers in the root complex, the interrupt window) takes effect at once, as
+// Write does.
+func (m *Machine) PostWrite(addr uint64, size int, v uint64) {
+	if r, _ := m.decodeAccess(addr, size); r != RegionBAR0 && r != RegionBAR1 {
+		m.Write(addr, size, v)
+		return
+	}
+	at := m.sim.Now() + m.cost.MMIOWrite
+	if n := len(m.posted); n > 0 && m.posted[n-1].at > at {
+		at = m.posted[n-1].at // in order, whatever the cost model does mid-run
+	}
+	m.posted = append(m.posted, postedWrite{addr: addr, size: size, v: v, at: at, pc: m.trace.PC()})
+	m.sim.Schedule(at-m.sim.Now(), m, opPostedLand, 0, 0)
+}
+
+// PostedLanded is when the last posted write now on the wire lands at the device
+// (now, if none is): a read of the device cannot pass it (PCIe ordering: a read
+// request does not pass a posted write), so it reaches the device only then.
+func (m *Machine) PostedLanded() sim.Time {
+	if n := len(m.posted); n > 0 {
+		return m.posted[n-1].at
+	}
+	return m.sim.Now()
+}
+
+// PostedInFlight is how many posted writes have not landed yet.
+func (m *Machine) PostedInFlight() int { return len(m.posted) }
+
+// Machine events.
+const opPostedLand uint32 = 1
+
+// HandleEvent lands the oldest posted write: every one is scheduled no earlier
+// than the one before it, and ties run in scheduling order, so they land in order.
+func (m *Machine) HandleEvent(ev sim.Event) {
+	if ev.Op != opPostedLand || len(m.posted) == 0 {
+		return
+	}
+	w := m.posted[0]
+	m.posted = m.posted[1:]
+	pc := m.trace.PC()
+	m.trace.SetPC(w.pc)
+	m.Write(w.addr, w.size, w.v)
+	m.trace.SetPC(pc)
 }
 
 // ReadBytes reads len(b) bytes at addr in address order.

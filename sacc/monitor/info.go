@@ -9,6 +9,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/device"
 	"github.com/saccbook/saccbook/sacc/iommu"
 	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/profile"
 )
 
 func (mo *Monitor) info(c Command) error {
@@ -131,8 +132,20 @@ func baseNote(base uint64) string {
 	return ""
 }
 
-// regDecode explains a register's value.
-func regDecode(s device.State, off uint32, v uint64) string {
+// regDecode explains a register's value; upstream says the device runs upstream
+// v0.1's engine, which acts on fewer registers.
+func regDecode(s device.State, off uint32, v uint64, upstream bool) string {
+	if upstream {
+		switch off {
+		case sacc.RegCTRL:
+			return fmt.Sprintf("ENABLE%c RESET%c (stored as written; upstream v0.1 acts on neither)",
+				plusMinus(v&sacc.CtrlEnable != 0), plusMinus(v&sacc.CtrlReset != 0))
+		case sacc.RegSCRATCH:
+			return "not in upstream v0.1's device: reads 0"
+		case sacc.RegCQHeadDB:
+			return "ignored by upstream v0.1's device"
+		}
+	}
 	switch off {
 	case sacc.RegMAGIC:
 		if v == sacc.MagicValue {
@@ -176,6 +189,7 @@ func yesNo(b bool) string {
 // knows.
 func infoRegisters(b *bytes.Buffer, m *machine.Machine) {
 	s := m.Device().State()
+	upstream := m.Config().Profile.Engine == profile.EngineUpstreamV01
 	cfg := m.Device().Config()
 	base := cfg.BARAddress(0)
 	_, decoding := cfg.Decodes(0, base)
@@ -190,7 +204,7 @@ func infoRegisters(b *bytes.Buffer, m *machine.Machine) {
 		if r.Width == 64 {
 			val = fmt.Sprintf("0x%016x", v)
 		}
-		line := fmt.Sprintf("  %-10s +0x%04x %-2s %-18s %s", r.Name, r.Offset, r.Access, val, regDecode(s, r.Offset, v))
+		line := fmt.Sprintf("  %-10s +0x%04x %-2s %-18s %s", r.Name, r.Offset, r.Access, val, regDecode(s, r.Offset, v, upstream))
 		fmt.Fprintf(b, "%s\n", strings.TrimRight(line, " "))
 	}
 	fmt.Fprintf(b, "ring state: sq_head=%d sq_tail=%d cq_tail=%d cq_head=%d phase=%d busy=%s stalled=%s\n",

@@ -62,17 +62,18 @@ func New(r *runner.Runner, out io.Writer) *Monitor {
 // A tap only runs on the machine's goroutine, and the monitor only changes it from
 // inside Runner.Do, so it needs no lock.
 type tap struct {
-	last trace.Event
-	seen bool
-	echo io.Writer
-	buf  []byte
+	last    trace.Event
+	seen    bool
+	echo    io.Writer
+	buf     []byte
+	dialect trace.Dialect // the machine's profile's spelling
 }
 
 // Record implements trace.Sink.
 func (t *tap) Record(ev *trace.Event) {
 	t.last, t.seen = *ev, true
 	if t.echo != nil {
-		t.buf = append(ev.AppendText(t.buf[:0]), '\n')
+		t.buf = append(t.dialect.AppendText(t.buf[:0], *ev), '\n')
 		t.echo.Write(t.buf)
 	}
 }
@@ -96,7 +97,7 @@ func Factory(f runner.Factory) runner.Factory {
 		if err != nil {
 			return nil, err
 		}
-		t := &tap{}
+		t := &tap{dialect: m.Tracer().Dialect()}
 		m.Tracer().Attach(t)
 		register(m.Tracer(), t)
 		return m, nil
@@ -109,7 +110,7 @@ func tapOf(m *machine.Machine) *tap {
 	if v, ok := taps.Load(weak.Make(m.Tracer())); ok {
 		return v.(*tap)
 	}
-	t := &tap{}
+	t := &tap{dialect: m.Tracer().Dialect()}
 	m.Tracer().Attach(t)
 	register(m.Tracer(), t)
 	return t
@@ -234,7 +235,7 @@ func (mo *Monitor) where(st runner.State, event bool) error {
 	var line []byte
 	err := mo.do(func(m *machine.Machine) {
 		if t := tapOf(m); t.seen && t.last.Seq == st.Seq {
-			line = t.last.AppendText(nil)
+			line = t.dialect.AppendText(nil, t.last)
 		}
 	})
 	if line != nil {

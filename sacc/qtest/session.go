@@ -634,7 +634,7 @@ func (s *Session) trace(args []string) string {
 		if t == nil {
 			return "FAIL trace: this machine has no tracer"
 		}
-		s.detach = t.Attach(trace.NewTextWriter(s.log))
+		s.detach = t.Attach(trace.NewTextWriter(s.log).In(t.Dialect())) // the machine's profile's names
 		return "OK"
 	case "off":
 		s.Close()

@@ -96,6 +96,10 @@ const (
 	// MissingRMB: the driver reads the completion body after the phase with no
 	// rmb between, so a weakly ordered CPU may read the body first (catalog 2).
 	MissingRMB
+	// AckWithoutReadback: the interrupt handler acknowledges, then drains at once,
+	// without reading a register back, so the drain can run before the posted
+	// acknowledgement has reached the device (catalog 16).
+	AckWithoutReadback
 	numQuirks
 )
 
@@ -136,6 +140,7 @@ var infos = [numQuirks]Info{
 	MapRegisterPage:    {MapRegisterPage, "map-register-page", SideDriver, 19, "mmap exposes the register page as well as the doorbell page"},
 	WrongWidth:         {WrongWidth, "wrong-width", SideDriver, 20, "registers accessed 16 bits wide"},
 	MissingRMB:         {MissingRMB, "missing-rmb", SideDriver, 2, "no rmb between the phase check and the completion body"},
+	AckWithoutReadback: {AckWithoutReadback, "ack-without-readback", SideDriver, 16, "the interrupt handler acknowledges, then drains without reading a register back"},
 }
 
 // All lists every quirk in number order.

@@ -59,7 +59,9 @@ func Rings(m *machine.Machine, env *Env) error {
 		if err != nil && !errors.Is(err, driver.ErrRingFull) {
 			return err
 		}
-		to := m.Device().State().SQTail
+		// The doorbell is a posted write still on its way: the tail it carries is
+		// the old one plus the descriptors queued, modulo the ring size.
+		to := (from + uint32(k)) % uint32(size)
 		fill := "room left"
 		if errors.Is(err, driver.ErrRingFull) {
 			fill = "ring full"

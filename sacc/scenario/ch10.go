@@ -63,6 +63,7 @@ func (q *ch10Queue) poll(giveBack bool) bool {
 	if q.cqHead++; q.cqHead == ch10Ring {
 		q.cqHead, q.phase = 0, q.phase^1
 	}
+	q.p.TraceDriverCQ(q.cqHead, q.phase)
 	if giveBack {
 		q.p.Store32(q.doorbell+sacc.RegCQHeadDB-sacc.DoorbellPage, q.cqHead)
 	}
@@ -129,6 +130,7 @@ func BypassTour(m *machine.Machine, env *Env) error {
 	}
 	fmt.Fprintf(log, "ioctl(SETUP_RINGS): the device now reads SQ %#x and writes CQ %#x, %d entries each; %d system calls so far\n",
 		q.sq, q.cq, ch10Ring, p.Stats.Syscalls)
+	p.TraceDriverCQ(q.cqHead, q.phase)
 
 	// 3. v0.1: the process consumes completions but cannot hand the slots back.
 	calls := p.Stats.Syscalls

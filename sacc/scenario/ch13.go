@@ -61,6 +61,11 @@ type ch13Result struct {
 	interrupts uint64
 }
 
+// String is a result line, in the one shape the browser charts (the Results
+// view, static/views/results.js, reads it from the run's narrative, which the
+// end message carries): "MODE: N ns total, X MB/s, latency mean M ns max K ns,
+// D doorbells, I interrupts", a line may add ", S system calls".
+// TestResultLinesHaveTheChartedShape holds every measuring line to it.
 func (r ch13Result) String() string {
 	mbps := uint64(ch13Jobs*r.size) * 1000 / uint64(r.total) // bytes per ns × 1000 = MB/s
 	return fmt.Sprintf("%6d ns total, %4d MB/s, latency mean %5d ns max %5d ns, %2d doorbells, %2d interrupts",

@@ -207,17 +207,19 @@ func Bypass(m *machine.Machine, env *Env) error {
 	return p.Close(fd)
 }
 
-// IRQRace runs two jobs whose second completion lands while the handler drains
-// the first, under both handler orders.
+// IRQRace runs two jobs whose second completion is posted while the handler
+// runs for the first, under the three handler orders: acknowledge, read back,
+// drain (the driver's own); drain, then acknowledge; acknowledge, then drain with
+// no read-back.
 func IRQRace(m *machine.Machine, env *Env) error {
 	// The scenario boots one system on m with the correct handler, and reports
-	// what the drain-then-ack handler does on an identical second machine.
-	for _, q := range []quirk.Set{0, quirk.Set(0).With(quirk.DrainThenAck)} {
+	// what the other two handlers do on identical machines of their own.
+	for _, o := range irqOrders {
 		mm := m
-		if q != 0 {
+		if o.quirks != 0 {
 			var err error
 			mc := m.Config()
-			mc.Quirks = q
+			mc.Quirks = o.quirks
 			if mm, err = machine.New(mc); err != nil {
 				return err
 			}
@@ -227,7 +229,7 @@ func IRQRace(m *machine.Machine, env *Env) error {
 		if err != nil {
 			return err
 		}
-		if q == 0 {
+		if o.quirks == 0 {
 			env.Host = h
 		}
 		src, _ := kernelBuffer(h, make([]byte, 4096))
@@ -237,23 +239,31 @@ func IRQRace(m *machine.Machine, env *Env) error {
 		if _, err := h.Dev.SubmitBatch([]*driver.Request{a, b}); err != nil {
 			return err
 		}
-		err = h.Dev.Wait(b)
-		name := "ack, then drain"
-		if q != 0 {
-			name = "drain, then ack"
-		}
-		if err != nil {
-			fmt.Fprintf(env.Log, "%s: job B lost its interrupt (%v); IRQ_STATUS %#x\n", name, err, h.M.Device().State().IRQStatus)
+		if err = h.Dev.Wait(b); err != nil {
+			fmt.Fprintf(env.Log, "%s: job B lost its interrupt (%v); IRQ_STATUS %#x\n", o.name, err, h.M.Device().State().IRQStatus)
 		} else {
-			fmt.Fprintf(env.Log, "%s: job B completed at %d ns after %d interrupts\n", name, b.Completed, h.Dev.Stats.Interrupts)
+			fmt.Fprintf(env.Log, "%s: job B completed at %d ns after %d interrupts\n", o.name, b.Completed, h.Dev.Stats.Interrupts)
 		}
 	}
 	return nil
 }
 
-// raceLength is a job B size whose completion lands inside the drain window of
-// the default cost model (found by the driver's race test).
-const raceLength = 1152
+// irqOrders are the three handlers irq-race compares, the correct one first.
+var irqOrders = []struct {
+	name   string
+	quirks quirk.Set
+}{
+	{"ack, read back, drain", 0},
+	{"drain, then ack", quirk.Set(0).With(quirk.DrainThenAck)},
+	{"ack, then drain (no read-back)", quirk.Set(0).With(quirk.AckWithoutReadback)},
+}
+
+// raceLength is a job B size whose completion is posted, under the default cost
+// model, inside the window both wrong handlers leave open: after a drain that
+// comes before the acknowledgement, and while an acknowledgement with no
+// read-back is still on the wire (found by sweeping lengths, as the driver's race
+// tests do; 1184 to 1760 bytes all do).
+const raceLength = 1472
 
 // Ordering runs a driver without the barrier before the doorbell on x86 and on
 // arm64, with the seed of the machine.

@@ -148,7 +148,7 @@ func builtin() []Scenario {
 			Run: Driver},
 		{Name: "bypass", Summary: "a process takes over the queue: doorbell page mapped, own rings, no system calls; then the same work through ioctl",
 			Options: []Option{cpuOption("x86")}, Run: Bypass},
-		{Name: "irq-race", Summary: "interrupt handlers that acknowledge before or after draining, under the same completion timing", Run: IRQRace},
+		{Name: "irq-race", Summary: "three interrupt handlers under the same completion timing: ack, read back, drain; drain, then ack; ack, then drain with no read-back", Run: IRQRace},
 		{Name: "ordering", Summary: "a driver without wmb before the doorbell, on x86 and on arm64", Run: Ordering},
 	}
 }

@@ -83,7 +83,7 @@ func TestDefaultCostIsOfTheRightOrder(t *testing.T) {
 		min, max sim.Time
 	}{
 		{"MMIO read round trip ~1 µs", c.MMIORead, 500, 2000},
-		{"posted MMIO write ~100 ns", c.MMIOWrite, 50, 300},
+		{"posted MMIO write about half the read round trip", c.MMIOWrite, c.MMIORead / 3, c.MMIORead * 2 / 3},
 		{"DMA read latency 0.5–1 µs", c.DMAReadLatency, 500, 1000},
 		{"MSI delivery + interrupt entry a few µs", c.MSIDelivery + c.InterruptEntry, 1000, 10000},
 		{"system call 0.1–1 µs", c.Syscall, 100, 1000},

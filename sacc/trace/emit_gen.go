@@ -12,6 +12,16 @@ func (t *Tracer) EmitCPUWrite(addr, size, val uint64) {
 	t.emit(CPUWrite, addr, size, val, 0)
 }
 
+// EmitCPUStore records cpu_store: CPU store enters the store buffer (not yet visible to the device).
+func (t *Tracer) EmitCPUStore(addr, size, val, pending uint64) {
+	t.emit(CPUStore, addr, size, val, pending)
+}
+
+// EmitCPUStoreCached records cpu_store_cached: a buffered store drains into a dirty cache line, which DMA does not see.
+func (t *Tracer) EmitCPUStoreCached(addr, size, val uint64) {
+	t.emit(CPUStoreCached, addr, size, val, 0)
+}
+
 // EmitPortIn records pio_read: CPU port input.
 func (t *Tracer) EmitPortIn(port, size, val uint64) {
 	t.emit(PortIn, port, size, val, 0)
@@ -217,6 +227,11 @@ func (t *Tracer) EmitIOMMUInvalidate(iova, dropped uint64) {
 	t.emit(IOMMUInvalidate, iova, dropped, 0, 0)
 }
 
+// EmitIOMMUWalk records iommu_walk: one level of a page walk: the entry read from a table.
+func (t *Tracer) EmitIOMMUWalk(level, table, index, entry uint64) {
+	t.emit(IOMMUWalk, level, table, index, entry)
+}
+
 // EmitCPUBarrier records cpu_barrier: a barrier drains the store buffer.
 func (t *Tracer) EmitCPUBarrier(op, drained uint64) {
 	t.emit(CPUBarrier, op, drained, 0, 0)
@@ -240,4 +255,34 @@ func (t *Tracer) EmitIRQExit(vector, handled uint64) {
 // EmitSyscall records syscall: a system call: user to kernel and back.
 func (t *Tracer) EmitSyscall(nr, a0, ret uint64) {
 	t.emit(Syscall, nr, a0, ret, 0)
+}
+
+// EmitDriverCQ records driver_cq: the driver's CQ head and the phase it expects there.
+func (t *Tracer) EmitDriverCQ(head, phase uint64) {
+	t.emit(DriverCQ, head, phase, 0, 0)
+}
+
+// EmitProcMap records proc_map: a page mapped into a process: user address to physical page.
+func (t *Tracer) EmitProcMap(pid, va, phys, mmio uint64) {
+	t.emit(ProcMap, pid, va, phys, mmio)
+}
+
+// EmitSQFetch records sacc_sq_fetch: upstream v0.1: a descriptor read by the doorbell loop, with its slot.
+func (t *Tracer) EmitSQFetch(idx, src, dst, length, op, flags, reqID uint64) {
+	t.emitWide(SQFetch, [MaxArgs]uint64{idx, src, dst, length, op, flags, reqID})
+}
+
+// EmitSQFetchError records sacc_sq_fetch_err: upstream v0.1: the descriptor's DMA read failed; the loop goes on with zeros.
+func (t *Tracer) EmitSQFetchError(idx, addr uint64) {
+	t.emit(SQFetchError, idx, addr, 0, 0)
+}
+
+// EmitCQPostUpstream records sacc_cq_post_upstream: upstream v0.1: completion written, bytes 0-13 then the phase (its trace calls it sacc_cq_post).
+func (t *Tracer) EmitCQPostUpstream(cqTail, reqID, status, resultLen, phase uint64) {
+	t.emitWide(CQPostUpstream, [MaxArgs]uint64{cqTail, reqID, status, resultLen, phase})
+}
+
+// EmitCQPostError records sacc_cq_post_err: upstream v0.1: the completion's DMA write failed; the loop stops.
+func (t *Tracer) EmitCQPostError(cqTail, addr uint64) {
+	t.emit(CQPostError, cqTail, addr, 0, 0)
 }

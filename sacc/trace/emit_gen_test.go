@@ -81,7 +81,7 @@ func TestEveryKindHasAnEmitterThatPassesItsArgumentsInOrder(t *testing.T) {
 			continue
 		}
 		in := make([]reflect.Value, len(k.Args))
-		var want [4]uint64
+		var want [trace.MaxArgs]uint64
 		for i := range in {
 			want[i] = 0x1111 * uint64(i+1)
 			in[i] = reflect.ValueOf(want[i]).Convert(m.Type().In(i))

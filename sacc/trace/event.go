@@ -15,6 +15,10 @@ import (
 	"github.com/saccbook/saccbook/sacc/sim"
 )
 
+// MaxArgs is the most arguments an event carries: upstream's sacc_sq_fetch trace
+// point, a whole descriptor with its slot, has seven.
+const MaxArgs = 8
+
 // Event is one architectural action. Its meaning and the names of its arguments come
 // from its Kind; unused arguments are zero. Events are plain values: recording one
 // allocates nothing.
@@ -22,7 +26,7 @@ type Event struct {
 	Seq  uint64   // 1, 2, 3 … in the order the machine did things
 	Time sim.Time // virtual nanoseconds
 	Kind Kind
-	Args [4]uint64
+	Args [MaxArgs]uint64
 	PC   uintptr // for CPU-side events: the program counter of the code that caused it, or 0
 }
 
@@ -59,6 +63,8 @@ type Tracer struct {
 	sinks  []Sink
 	ids    []uint64
 	nextID uint64
+	// dialect is how the machine's profile spells its events in text.
+	dialect Dialect
 }
 
 // NewTracer returns a tracer that reads time from s.
@@ -102,6 +108,19 @@ func (t *Tracer) PC() uintptr { return t.pc }
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
 
+// SetDialect says how the events of this tracer's machine are spelled in text: the
+// machine sets it from its profile, and text sinks ask for it with Dialect.
+func (t *Tracer) SetDialect(d Dialect) { t.dialect = d }
+
+// Dialect is the spelling set with SetDialect: the kinds table's own unless the
+// machine's profile has its own. A nil tracer has the table's.
+func (t *Tracer) Dialect() Dialect {
+	if t == nil {
+		return Dialect{}
+	}
+	return t.dialect
+}
+
 // emit records an event of kind k with up to four arguments. Code outside this
 // package emits through the typed emitters generated from the kinds table
 // (emit_gen.go), which pass each kind's arguments in its order and zero the rest.
@@ -110,30 +129,53 @@ func (t *Tracer) emit(k Kind, a0, a1, a2, a3 uint64) {
 	if t == nil {
 		return
 	}
+	if ev := t.next(k); ev != nil {
+		ev.Args = [MaxArgs]uint64{a0, a1, a2, a3}
+		t.record(ev)
+	}
+}
+
+// emitWide records an event of a kind with more than four arguments.
+func (t *Tracer) emitWide(k Kind, args [MaxArgs]uint64) {
+	if t == nil {
+		return
+	}
+	if ev := t.next(k); ev != nil {
+		ev.Args = args
+		t.record(ev)
+	}
+}
+
+// next numbers an event of kind k and returns where to build it, or nil when no
+// sink would see it.
+func (t *Tracer) next(k Kind) *Event {
 	t.seq++
+	var ev *Event
+	switch {
+	case t.ring != nil:
+		// The in-memory recorder alone: build the event straight in its slot.
+		ev = &t.ring.buf[t.ring.next]
+	case len(t.sinks) == 0:
+		return nil
+	case t.depth < len(t.evs):
+		ev = &t.evs[t.depth]
+	default:
+		ev = new(Event)
+	}
+	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
+	return ev
+}
+
+// record hands an event built by next to the sinks.
+func (t *Tracer) record(ev *Event) {
 	if r := t.ring; r != nil {
-		// The in-memory recorder alone: write the event straight into its slot.
-		ev := &r.buf[r.next]
-		ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
-		ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
 		if r.next++; r.next == len(r.buf) {
 			r.next = 0
 		}
 		r.total++
 		return
 	}
-	if len(t.sinks) == 0 {
-		return
-	}
-	var ev *Event
-	if t.depth < len(t.evs) {
-		ev = &t.evs[t.depth]
-	} else {
-		ev = new(Event)
-	}
 	t.depth++
-	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
-	ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
 	for _, s := range t.sinks {
 		s.Record(ev)
 	}

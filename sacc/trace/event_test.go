@@ -45,13 +45,13 @@ func TestTracerStampsSimTimeKindAndArgs(t *testing.T) {
 		advance sim.Time
 		emit    func()
 		kind    trace.Kind
-		args    [4]uint64
+		args    [trace.MaxArgs]uint64
 	}{
-		{0, func() { tr.EmitEnable(64, 32) }, trace.Enable, [4]uint64{64, 32}},
-		{2000, func() { tr.EmitReady() }, trace.Ready, [4]uint64{}},
-		{0, func() { tr.EmitDoorbell(1, 0) }, trace.Doorbell, [4]uint64{1, 0}},
-		{123, func() { tr.EmitCQPost(0, 0x40, 0, 1) }, trace.CQPost, [4]uint64{0, 0x40, 0, 1}},
-		{1 << 40, func() { tr.EmitIOMMUFault(1, 2, 3, 4) }, trace.IOMMUFault, [4]uint64{1, 2, 3, 4}},
+		{0, func() { tr.EmitEnable(64, 32) }, trace.Enable, [trace.MaxArgs]uint64{64, 32}},
+		{2000, func() { tr.EmitReady() }, trace.Ready, [trace.MaxArgs]uint64{}},
+		{0, func() { tr.EmitDoorbell(1, 0) }, trace.Doorbell, [trace.MaxArgs]uint64{1, 0}},
+		{123, func() { tr.EmitCQPost(0, 0x40, 0, 1) }, trace.CQPost, [trace.MaxArgs]uint64{0, 0x40, 0, 1}},
+		{1 << 40, func() { tr.EmitIOMMUFault(1, 2, 3, 4) }, trace.IOMMUFault, [trace.MaxArgs]uint64{1, 2, 3, 4}},
 	}
 	for _, st := range steps {
 		s.Advance(st.advance)
@@ -188,8 +188,8 @@ func TestASinkThatEmitsDoesNotChangeTheEventOtherSinksSee(t *testing.T) {
 	tr.EmitCQFull(7, 7)
 
 	want := map[uint64]trace.Event{
-		1: {Seq: 1, Kind: trace.CQFull, Args: [4]uint64{7, 7}},
-		2: {Seq: 2, Kind: trace.GuestError, Args: [4]uint64{0xDEAD, 4, trace.ErrHalted}},
+		1: {Seq: 1, Kind: trace.CQFull, Args: [trace.MaxArgs]uint64{7, 7}},
+		2: {Seq: 2, Kind: trace.GuestError, Args: [trace.MaxArgs]uint64{0xDEAD, 4, trace.ErrHalted}},
 	}
 	if len(buf.Events) != 2 {
 		t.Fatalf("buffer holds %d events, want 2: %v", len(buf.Events), describe(buf.Events))

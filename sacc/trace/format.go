@@ -26,19 +26,25 @@ func (e Event) AppendArgs(b []byte) []byte {
 // AppendText appends the event as one line of text without the newline:
 // virtual time in ns, the event name, the arguments.
 func (e Event) AppendText(b []byte) []byte {
-	var digits [20]byte
-	d := strconv.AppendUint(digits[:0], uint64(e.Time), 10)
-	for i := len(d); i < 9; i++ {
-		b = append(b, ' ')
-	}
-	b = append(b, d...)
-	b = append(b, ' ')
+	b = appendTime(b, e)
 	b = append(b, e.Kind.Info().Name...)
 	if len(e.Kind.Info().Args) > 0 {
 		b = append(b, ' ')
 		b = e.AppendArgs(b)
 	}
 	return b
+}
+
+// appendTime appends the event's virtual time, right-aligned in nine columns, and
+// the space after it.
+func appendTime(b []byte, e Event) []byte {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], uint64(e.Time), 10)
+	for i := len(d); i < 9; i++ {
+		b = append(b, ' ')
+	}
+	b = append(b, d...)
+	return append(b, ' ')
 }
 
 // String is the event's text form.
@@ -82,29 +88,42 @@ func appendValue(b []byte, f Format, v uint64) []byte {
 	return strconv.AppendUint(b, v, 16)
 }
 
-// TextWriter is a sink that writes each event as a line of text.
+// TextWriter is a sink that writes each event as a line of text. It leaves
+// detail kinds out (Kind.Detail) unless Details is set.
 type TextWriter struct {
 	w   io.Writer
+	d   Dialect
 	buf []byte
 	err error
+	// Details writes detail kinds too: every store entering the store buffer,
+	// every level of a page walk.
+	Details bool
 }
 
-// NewTextWriter returns a sink writing text lines to w.
+// NewTextWriter returns a sink writing text lines to w, spelled as the kinds table
+// spells them (In chooses a profile's dialect).
 func NewTextWriter(w io.Writer) *TextWriter { return &TextWriter{w: w} }
+
+// In makes t spell events in dialect d, typically the machine's:
+// NewTextWriter(w).In(m.Tracer().Dialect()).
+func (t *TextWriter) In(d Dialect) *TextWriter {
+	t.d = d
+	return t
+}
 
 // Record writes ev as one line.
 func (t *TextWriter) Record(ev *Event) {
-	if t.err != nil {
+	if t.err != nil || !t.Details && ev.Kind.Detail() {
 		return
 	}
-	t.buf = append(ev.AppendText(t.buf[:0]), '\n')
+	t.buf = append(t.d.AppendText(t.buf[:0], *ev), '\n')
 	_, t.err = t.w.Write(t.buf)
 }
 
 // Err is the first write error, if any.
 func (t *TextWriter) Err() error { return t.err }
 
-// WriteText writes events as text lines.
+// WriteText writes events as text lines, detail kinds included.
 func WriteText(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
 	var b []byte

@@ -308,3 +308,30 @@ func BenchmarkAppendText(b *testing.B) {
 		buf = e.AppendText(buf[:0])
 	}
 }
+
+// TestTextLeavesOutDetails: the text trace skips detail kinds unless asked,
+// and numbers them all the same, so the browser's positions and the text agree
+// on every other event.
+func TestTextLeavesOutDetails(t *testing.T) {
+	for _, details := range []bool{false, true} {
+		tr := trace.NewTracer(sim.New(1))
+		var out bytes.Buffer
+		tw := trace.NewTextWriter(&out)
+		tw.Details = details
+		tr.Attach(tw)
+		var buf trace.Buffer
+		tr.Attach(&buf)
+		tr.EmitCPUStore(0x1000, 8, 7, 1)
+		tr.EmitCPUWrite(0x1000, 8, 7)
+		tr.EmitIOMMUWalk(0, 0x5000, 3, 0x6003)
+		lines := strings.Count(out.String(), "\n")
+		if want := map[bool]int{false: 1, true: 3}[details]; lines != want || len(buf.Events) != 3 || buf.Events[1].Seq != 2 {
+			t.Errorf("details %v: %d text lines (want %d), %d events:\n%s", details, lines, want, len(buf.Events), out.String())
+		}
+	}
+	for _, k := range trace.Kinds() {
+		if k.Detail() != (k == trace.CPUStore || k == trace.CPUStoreCached || k == trace.IOMMUWalk) {
+			t.Errorf("%s: Detail() = %v", k, k.Detail())
+		}
+	}
+}

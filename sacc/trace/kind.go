@@ -72,6 +72,8 @@ const (
 	// CPU-side accesses through the address map.
 	CPURead
 	CPUWrite
+	CPUStore
+	CPUStoreCached
 	PortIn
 	PortOut
 
@@ -119,6 +121,7 @@ const (
 	IOMMUFault
 	IOMMUFaultDropped
 	IOMMUInvalidate
+	IOMMUWalk
 
 	// The CPU and host software.
 	CPUBarrier
@@ -126,6 +129,15 @@ const (
 	IRQEntry
 	IRQExit
 	Syscall
+	DriverCQ
+	ProcMap
+
+	// The SACC device as upstream v0.1's QEMU model traces it, where its trace
+	// points carry what the kinds above do not (profile upstream-v0.1).
+	SQFetch
+	SQFetchError
+	CQPostUpstream
+	CQPostError
 
 	numKinds
 )
@@ -135,8 +147,15 @@ var kinds = [numKinds]KindInfo{
 
 	CPURead:  {"cpu_read", SideCPU, "CPU load from guest-physical memory", []Arg{{"addr", Hex}, {"size", Dec}, {"val", Hex}}},
 	CPUWrite: {"cpu_write", SideCPU, "CPU store to guest-physical memory", []Arg{{"addr", Hex}, {"size", Dec}, {"val", Hex}}},
-	PortIn:   {"pio_read", SideCPU, "CPU port input", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
-	PortOut:  {"pio_write", SideCPU, "CPU port output", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
+	// A store becomes cpu_write only when it leaves the store buffer; cpu_store is
+	// the moment it enters it, so that a picture can show what is still waiting.
+	// pending counts the stores in the buffer with this one. A detail kind.
+	CPUStore: {"cpu_store", SideCPU, "CPU store enters the store buffer (not yet visible to the device)", []Arg{{"addr", Hex}, {"size", Dec}, {"val", Hex}, {"pending", Dec}}},
+	// On a non-coherent CPU a drained store can land in a dirty cache line instead
+	// of memory: no cpu_write follows until the line is cleaned. A detail kind.
+	CPUStoreCached: {"cpu_store_cached", SideCPU, "a buffered store drains into a dirty cache line, which DMA does not see", []Arg{{"addr", Hex}, {"size", Dec}, {"val", Hex}}},
+	PortIn:         {"pio_read", SideCPU, "CPU port input", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
+	PortOut:        {"pio_write", SideCPU, "CPU port output", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
 
 	GuestError:  {"guest_error", SideBus, "an access the platform or device does not accept", []Arg{{"addr", Hex}, {"size", Dec}, {"reason", GuestReason}, {"val", Hex}}},
 	ConfigRead:  {"pci_cfg_read", SideBus, "configuration space read", []Arg{{"dev", BDF}, {"reg", Hex}, {"size", Dec}, {"val", Hex}}},
@@ -179,12 +198,30 @@ var kinds = [numKinds]KindInfo{
 	IOMMUFault:        {"iommu_fault", SideIOMMU, "DMA blocked and logged", []Arg{{"iova", Hex}, {"reason", FaultReason}, {"access", AccessDir}, {"source", BDF}}},
 	IOMMUFaultDropped: {"iommu_fault_overflow", SideIOMMU, "fault log full: record dropped", []Arg{{"iova", Hex}, {"reason", FaultReason}}},
 	IOMMUInvalidate:   {"iommu_invalidate", SideIOMMU, "IOTLB invalidation (all ones: everything)", []Arg{{"iova", Hex}, {"dropped", Dec}}},
+	// One level of the §10 walk after an IOTLB miss: the table, the index the IOVA
+	// selects in it, and the entry read there (the page-table entry's own address
+	// is table + 8 × index). A detail kind.
+	IOMMUWalk: {"iommu_walk", SideIOMMU, "one level of a page walk: the entry read from a table", []Arg{{"level", Dec}, {"table", Hex}, {"index", Dec}, {"entry", Hex}}},
 
 	CPUBarrier: {"cpu_barrier", SideCPU, "a barrier drains the store buffer", []Arg{{"op", BarrierOp}, {"drained", Dec}}},
 	CPUCache:   {"cpu_cache", SideCPU, "cache maintenance for non-coherent DMA", []Arg{{"op", CacheOp}, {"addr", Hex}, {"len", Hex}, {"lines", Dec}}},
 	IRQEntry:   {"irq_entry", SideKernel, "the CPU takes an interrupt", []Arg{{"vector", Dec}}},
 	IRQExit:    {"irq_exit", SideKernel, "the interrupt handler returns", []Arg{{"vector", Dec}, {"handled", Dec}}},
 	Syscall:    {"syscall", SideKernel, "a system call: user to kernel and back", []Arg{{"nr", SyscallName}, {"a0", Hex}, {"ret", Hex}}},
+	// What only the driver knows (§7.2: "which only the driver knows"): the CQ slot
+	// it will look at next and the phase it expects there. Emitted by the code that
+	// consumes completions — the kernel driver, the bypass library, the bare-metal
+	// host — when its queue starts and after each completion it consumes, as a Linux
+	// driver's tracepoint would; quirks that break the driver's bookkeeping show here.
+	DriverCQ: {"driver_cq", SideCPU, "the driver's CQ head and the phase it expects there", []Arg{{"head", Dec}, {"phase", Dec}}},
+	// One page of a process's address space, as mmap(2) or anonymous memory put it
+	// there; mmio is 1 for device registers (the doorbell page).
+	ProcMap: {"proc_map", SideKernel, "a page mapped into a process: user address to physical page", []Arg{{"pid", Dec}, {"va", Hex}, {"phys", Hex}, {"mmio", Dec}}},
+
+	SQFetch:        {"sacc_sq_fetch", SideDevice, "upstream v0.1: a descriptor read by the doorbell loop, with its slot", []Arg{{"idx", Dec}, {"src", Hex}, {"dst", Hex}, {"len", Dec}, {"op", Hex}, {"flags", Hex}, {"req_id", Hex}}},
+	SQFetchError:   {"sacc_sq_fetch_err", SideDevice, "upstream v0.1: the descriptor's DMA read failed; the loop goes on with zeros", []Arg{{"idx", Dec}, {"addr", Hex}}},
+	CQPostUpstream: {"sacc_cq_post_upstream", SideDevice, "upstream v0.1: completion written, bytes 0-13 then the phase (its trace calls it sacc_cq_post)", []Arg{{"cq_tail", Dec}, {"req_id", Hex}, {"status", Hex}, {"result_len", Dec}, {"phase", Dec}}},
+	CQPostError:    {"sacc_cq_post_err", SideDevice, "upstream v0.1: the completion's DMA write failed; the loop stops", []Arg{{"cq_tail", Dec}, {"addr", Hex}}},
 }
 
 // Info describes k.
@@ -196,6 +233,21 @@ func (k Kind) Info() KindInfo {
 }
 
 func (k Kind) String() string { return k.Info().Name }
+
+// Detail reports whether k is a detail kind: one of the fine-grained steps (a
+// store entering the store buffer, a level of a page walk) that every sink
+// receives and the browser draws, but that the text trace leaves out unless a
+// TextWriter is asked for them (saccbook run --details). Every driver store
+// would otherwise print twice, once entering the buffer and once landing, and
+// every IOTLB miss five times. The monitor's step and trace on print every
+// event, details included: each is one step of the run.
+func (k Kind) Detail() bool {
+	switch k {
+	case CPUStore, CPUStoreCached, IOMMUWalk:
+		return true
+	}
+	return false
+}
 
 // Kinds lists every kind, in declaration order.
 func Kinds() []Kind {
@@ -228,11 +280,13 @@ const (
 	ErrConfigAbsent              // configuration access to an absent function
 	ErrConfigDisabled            // CONFIG_DATA access with CONFIG_ADDRESS bit 31 clear
 	ErrNotImplemented            // write to an unimplemented register
+	ErrDivideByZero              // upstream v0.1 divides by CQ_SIZE = 0: QEMU itself would stop
 	numGuestErr
 )
 
 var guestErrNames = [...]string{"", "unmapped", "bad-width", "read-only", "ring-register-while-enabled",
-	"not-ready", "halted", "interrupt-window-read", "absent-function", "config-disabled", "not-implemented"}
+	"not-ready", "halted", "interrupt-window-read", "absent-function", "config-disabled", "not-implemented",
+	"divide-by-zero"}
 
 // GuestErrorName names a guest-error reason.
 func GuestErrorName(r uint64) string {

@@ -135,7 +135,8 @@ func TestGuestErrorNames(t *testing.T) {
 		{trace.ErrConfigAbsent, "absent-function"},
 		{trace.ErrConfigDisabled, "config-disabled"},
 		{trace.ErrNotImplemented, "not-implemented"},
-		{trace.ErrNotImplemented + 1, "unknown"},
+		{trace.ErrDivideByZero, "divide-by-zero"},
+		{trace.ErrDivideByZero + 1, "unknown"},
 		{^uint64(0), "unknown"},
 	}
 	for _, c := range cases {

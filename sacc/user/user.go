@@ -60,8 +60,12 @@ func Open(p *kernel.Process, size uint32) (*Queue, error) {
 	if _, err := p.Ioctl(fd, driver.IocSetupRings, q.scratch); err != nil {
 		return fail(fmt.Errorf("take over the queue: %w", err))
 	}
+	p.TraceDriverCQ(q.cqHead, q.phase)
 	return q, nil
 }
+
+// DoorbellVA is the process's address of the mapped doorbell page.
+func (q *Queue) DoorbellVA() uint64 { return q.doorbell }
 
 // Close gives the queue back to the kernel.
 func (q *Queue) Close() error {
@@ -133,6 +137,7 @@ func (q *Queue) Poll() (Completion, bool) {
 		q.cqHead = 0
 		q.phase ^= 1
 	}
+	p.TraceDriverCQ(q.cqHead, q.phase)
 	q.inFlight--
 	p.Store32(q.doorbell+sacc.RegCQHeadDB-sacc.DoorbellPage, q.cqHead)
 	return c, true

@@ -1,17 +1,32 @@
 // Exercise 02-read-identity: read the device's first two registers.
 //
 // A driver's first MMIO access checks that it is talking to the device it
-// thinks it is. BAR0 page 0 holds SACC's register file (specification §5): MAGIC
-// at offset 0x00 always reads 0x4A4E524F and VERSION at 0x04 reads 0x00000001.
-// Linux drivers map the BAR with pci_iomap and read registers with ioread32 (or
-// readl); here that is pdev.IOMap(0), which gives a *kernel.IOMem, and its
-// Readl(offset) method.
+// thinks it is. Write ReadIdentity, the check of step 1 of §7.5, as a Linux
+// driver does it with pci_iomap and readl in its probe.
 //
-// Every register is 32 bits wide, and §5 refuses narrower accesses: a 16-bit read
-// returns all ones. So does every read of a BAR that is not decoding: memory
-// decoding (COMMAND bit 1) is off until pci_enable_device turns it on, and a
-// BAR left at an address outside the MMIO window answers nothing (§3). All ones
-// is therefore the sign that the device is not there, not a register value.
+// What you need to know (docs/SPEC.md §3, §5, §7.5):
+//
+//   - BAR0 page 0 holds the register file: MAGIC at offset 0x00 always reads
+//     sacc.MagicValue (0x4A4E524F) and VERSION at 0x04 reads sacc.VersionValue;
+//   - pdev.IOMap(0) is pci_iomap: it gives a *kernel.IOMem for BAR0, whose
+//     Readl(offset) is readl;
+//   - every register is 32 bits wide, and the device refuses narrower accesses:
+//     a 16-bit read returns all ones (§5);
+//   - a BAR that does not decode answers all ones too: memory decoding (COMMAND
+//     bit 1) is off until pci_enable_device turns it on, and a BAR left at an
+//     address outside the MMIO window answers nothing (§3). All ones is the sign
+//     that nothing answered, not a register value.
+//
+// The contract the tests hold ReadIdentity to:
+//
+//   - it returns what it read from MAGIC and VERSION, and nil when both are the
+//     datasheet's values;
+//   - if MAGIC reads all ones, it returns an error wrapping ErrNotDecoding, and
+//     only then: a MAGIC that is not all ones comes from a device that
+//     decodes, just not a SACC;
+//   - any other wrong MAGIC, and a wrong VERSION, is an error too;
+//   - it only reads, with 32-bit reads: it writes nothing to the device and
+//     leaves enabling the device to its caller.
 //
 // Edit this file, then run:
 //
@@ -36,14 +51,8 @@ type Identity struct {
 // ErrNotDecoding is returned, wrapped or as it is, when MAGIC reads all ones.
 var ErrNotDecoding = errors.New("BAR0 reads all ones: memory decoding is off or BAR0 is not where the kernel thinks")
 
-// ReadIdentity maps BAR0 of pdev, reads MAGIC and VERSION with 32-bit reads and
-// checks them against the datasheet (sacc.MagicValue, sacc.VersionValue), as
-// the first step of §7.5 asks. It returns what it read.
-//
-// It does not enable the device: that is the caller's job (pci_enable_device).
-// If MAGIC reads all ones, it returns an error wrapping ErrNotDecoding. Any other
-// wrong MAGIC or VERSION is an error too. It only reads: it writes nothing to the
-// device.
+// ReadIdentity maps BAR0 of pdev, reads MAGIC and VERSION and checks them
+// against the datasheet. It returns what it read.
 func ReadIdentity(pdev *kernel.PCIDev) (Identity, error) {
 	regs, err := pdev.IOMap(0)
 	if err != nil {

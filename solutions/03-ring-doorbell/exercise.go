@@ -1,23 +1,36 @@
 // Exercise 03-ring-doorbell: hand one descriptor to the device.
 //
-// The device is running. Its submission ring (SQ) is in host memory: Size slots
-// of 32 bytes, slot i at SQ + 32*i (specification §6.1). The device fetches from
-// its own head and stops at the tail the driver last told it about. To give it
-// one more job, a driver does three things, in this order (§5.1, §7.1, §7.4):
+// The device is running and its submission ring (SQ) is in host memory. It
+// fetches from its own head and stops at the tail the driver last told it
+// about. Write Submit, which gives it one more job: what Linux's NVMe driver
+// does for every command (copy it into the queue, then write the new tail to
+// the queue's doorbell).
 //
-//  1. Write the 32-byte descriptor into the slot at the tail with ordinary CPU
-//     stores. sacc.Descriptor.Encode lays the bytes out; c.StoreBytes stores them.
-//  2. Make those stores visible before the doorbell: a write barrier, c.WMB().
-//     The device reads the ring as soon as the doorbell arrives, and on a weakly
-//     ordered CPU a store can still be waiting in the store buffer. (Linux's
-//     writel has this barrier built in; writel_relaxed does not.)
-//  3. Write the new tail, the slot after the descriptor, to SQ_TAIL, the
-//     doorbell at BAR0 offset 0x1000: regs.Writel(sacc.RegSQTail, tail). After
-//     slot Size-1 the tail wraps to 0. A tail of Size or more is not a tail: the
-//     device halts with error 5 (§7.6).
+// What you need to know (docs/SPEC.md §5.1, §6.1, §7.1, §7.4, §7.6):
 //
-// This is what Linux's NVMe driver does for every command: copy it into the
-// queue, then writel the new tail to the queue's doorbell.
+//   - the SQ is Size slots of 32 bytes, slot i at SQ + 32*i; sacc.Descriptor's
+//     Encode lays a descriptor out as §6.1 says, and c.StoreBytes stores bytes
+//     with ordinary CPU stores;
+//   - SQ_TAIL (BAR0 0x1000, sacc.RegSQTail) is the doorbell. Its value is a
+//     tail: the device takes every slot from its head up to, not including, that
+//     slot. After slot Size-1 comes slot 0; a value of Size or more halts the
+//     device with error 5;
+//   - the device may read the slot the moment the doorbell lands. A CPU store
+//     can still be waiting in the store buffer then: on arm64 stores drain in
+//     any order. c.WMB() makes every earlier store visible before any later one;
+//     regs.Writel has that barrier built in (Linux's writel), and
+//     regs.WritelRelaxed does not (writel_relaxed).
+//
+// The contract the tests hold Submit to (on x86 and on arm64, with several
+// seeds, lap after lap round the ring):
+//
+//   - d ends up in slot q.Tail, every field of it;
+//   - every store into that slot lands in memory before the doorbell reaches
+//     the device (the tests check the order in the trace);
+//   - the doorbell is written once, with the slot after the descriptor, wrapped
+//     at q.Size; q.Tail holds that new tail afterwards;
+//   - if q.Size is 0 or q.Tail is not a slot of the ring, Submit returns an
+//     error and touches neither memory nor the device.
 //
 // Edit this file, then run:
 //
@@ -40,12 +53,8 @@ type Queue struct {
 	Tail uint32 // the next free slot; the device knows about every slot before it
 }
 
-// Submit writes d into slot q.Tail, makes it visible, advances q.Tail by one
-// (wrapping at q.Size) and rings the doorbell with the new tail. The caller has
-// made sure the slot is free.
-//
-// If q.Size is 0 or q.Tail is not a slot of the ring, Submit returns an error
-// and touches neither memory nor the device.
+// Submit hands d to the device in slot q.Tail and moves q.Tail on. The caller
+// has made sure the slot is free.
 func Submit(c *cpu.CPU, regs *kernel.IOMem, q *Queue, d sacc.Descriptor) error {
 	if q.Size == 0 || q.Tail >= q.Size {
 		return fmt.Errorf("queue has tail %d in a ring of %d slots", q.Tail, q.Size)

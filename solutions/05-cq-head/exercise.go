@@ -1,17 +1,30 @@
 // Exercise 05-cq-head: give completion slots back to the device.
 //
 // The device writes completions into the CQ and never overwrites one the driver
-// has not read (specification §7.3). But it cannot see the driver read: it knows
-// only what the driver writes to CQ_HEAD (BAR0 offset 0x30): the slot the driver
-// will read next. Before fetching a job, the device makes sure the CQ has a free
-// slot for its answer. The CQ is full when (cq_tail + 1) mod CQ_SIZE == CQ_HEAD;
-// then the device stalls, and fetches nothing more until a CQ_HEAD write makes
-// room. It carries on by itself then: no new doorbell is needed.
+// has not read. But it cannot see the driver read: it knows only what the
+// driver writes to CQ_HEAD. Write Consumed, the step after every batch of
+// completions the driver takes.
 //
-// A driver that reads completions but never writes CQ_HEAD gets CQ_SIZE − 1 of
-// them, and then nothing, ever.
+// What you need to know (docs/SPEC.md §5, §5.1, §7.3, §7.6):
 //
-// The tests read the completions for you and call Consumed after each batch.
+//   - CQ_HEAD (BAR0 0x30, sacc.RegCQHead; CQ_HEAD_DB at 0x1004 has the same
+//     effect) takes the index of the slot the driver will read next, not a
+//     count: every slot before it is free again;
+//   - the CQ is full when (cq_tail + 1) mod CQ_SIZE == CQ_HEAD. Before fetching
+//     a job the device makes sure its answer has a slot; while the CQ is full it
+//     stalls, and it carries on by itself once a CQ_HEAD write makes room;
+//   - a CQ_HEAD value of CQ_SIZE or more halts the device with error 5.
+//
+// So a driver that reads completions but never writes CQ_HEAD gets CQ_SIZE − 1
+// of them, and then nothing, ever.
+//
+// The contract the tests hold Consumed to (the tests read the completions for
+// you, forty jobs through 8-entry rings, and call Consumed after each batch):
+//
+//   - c.Head moves on past the n slots from c.Head, wrapping at c.Size;
+//   - by the time Consumed returns, the device has been told the new head (the
+//     last CQ_HEAD write holds it), and never a head beyond it;
+//   - Consumed(regs, 0) changes nothing and writes nothing.
 //
 // Edit this file, then run:
 //
@@ -32,10 +45,8 @@ type Consumer struct {
 	Head uint32 // the next slot the driver will read
 }
 
-// Consumed records that the driver has read n more completions, the ones in the
-// n slots from c.Head on: it moves c.Head past them (wrapping at c.Size) and tells
-// the device, so that it may use those slots again. n is at most c.Size − 1; for
-// n == 0 it does nothing.
+// Consumed records that the driver has read the next n completions (at most
+// c.Size − 1), the ones in the n slots from c.Head on, and tells the device.
 func (c *Consumer) Consumed(regs Registers, n uint32) error {
 	if n == 0 {
 		return nil

@@ -1,16 +1,31 @@
 // Exercise 08-irq-handler: the completion interrupt handler.
 //
 // The device raises vector 0 when it posts a completion that asked for an
-// interrupt, but only if IRQ_STATUS bit 0 is clear; then it sets the bit. While
-// the bit is set, more completions send nothing more. The driver clears the bit
-// by writing 1 to IRQ_ACK (BAR0 offset 0x38, sacc.RegIRQAck, value
-// sacc.IRQCompletion). Reading IRQ_STATUS does not clear it (specification §9).
+// interrupt. Write Handle, the handler of that vector: it must tell the device
+// the interrupt was seen and take the completions, in an order that never
+// strands one.
 //
-// So the order of the two things a handler does matters. Drain the CQ first and
-// acknowledge after, and a completion that lands between your last look at the
-// CQ and the acknowledgement is lost: the device saw the bit set and sent
-// nothing, then your acknowledgement cleared the bit. No interrupt will ever come
-// for that completion.
+// What you need to know (docs/SPEC.md §5, §9):
+//
+//   - when the device posts a completion whose descriptor had the interrupt
+//     flag, it sends vector 0 only if IRQ_STATUS bit 0 is clear, and then sets
+//     the bit; while the bit is set, further completions send nothing more;
+//   - writing 1 in bit 0 of IRQ_ACK (BAR0 0x38, sacc.RegIRQAck, value
+//     sacc.IRQCompletion) clears the bit; reading IRQ_STATUS does not;
+//   - a register write is posted: the CPU moves on at once and the write
+//     reaches the device about 500 ns later; a register read is not posted, and
+//     cannot pass an earlier posted write to the same device;
+//   - reap() consumes every new completion in the CQ (by phase, writing
+//     CQ_HEAD) and returns how many it consumed; it may find nothing.
+//
+// The contract the tests hold Handle to (a NOP and a copy in one doorbell, for
+// many copy lengths, so that the copy's completion lands at every moment of
+// the handler's run):
+//
+//   - every completion is reaped: none is left in the CQ with no interrupt
+//     coming for it;
+//   - when Handle returns, the interrupt has been acknowledged;
+//   - Handle returns how many completions it reaped.
 //
 // Edit this file, then run:
 //
@@ -20,9 +35,10 @@ package irqhandler
 
 import "github.com/saccbook/saccbook/sacc"
 
-// Registers is the driver's mapping of BAR0 (*kernel.IOMem has this method).
+// Registers is the driver's mapping of BAR0 (*kernel.IOMem has these methods).
 type Registers interface {
 	Writel(off uint32, v uint32)
+	Readl(off uint32) uint32
 }
 
 // Handle is the handler of the completion vector. reap consumes every new
@@ -30,8 +46,12 @@ type Registers interface {
 // consumed. Handle returns how many completions this interrupt found; 0 is
 // allowed (an interrupt with nothing left to do).
 func Handle(regs Registers, reap func() int) int {
-	// Acknowledge first: a completion that lands from now on finds IRQ_STATUS
-	// clear and raises a new interrupt, even if this drain has already looked.
+	// Acknowledge first, then read a register of the same device back: the read
+	// cannot pass the posted IRQ_ACK, so when it returns the acknowledgement has
+	// landed, and every completion posted before it is in memory. A completion
+	// that lands from then on finds IRQ_STATUS clear and raises a new interrupt,
+	// even if this drain has already looked.
 	regs.Writel(sacc.RegIRQAck, sacc.IRQCompletion)
+	regs.Readl(sacc.RegIRQStatus)
 	return reap()
 }

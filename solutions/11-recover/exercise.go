@@ -1,6 +1,37 @@
 // Exercise 11-recover: bring a halted device back.
 //
-// This is the reference solution; the exercise's file explains the task.
+// A device error halts the device, and it stays halted until RESET: the rings
+// can no longer be trusted, and nothing in flight will complete. Write Recover,
+// the recovery a driver's error handler runs (as NVMe's reset work does): tell
+// the waiting requests, reset, and start again from scratch on the same rings.
+//
+// What you need to know (docs/SPEC.md §5, §7.2, §7.5, §7.6; chapter 11):
+//
+//   - a halted device has STATUS.ERROR set, READY clear, and ERR_CODE (0x3C)
+//     says why; it ignores doorbells and CQ_HEAD writes;
+//   - CTRL (0x08) bit 1, RESET (sacc.CtrlReset), puts every BAR0 register back
+//     to its power-on value, ERR_CODE and the ring registers included;
+//   - after RESET the device starts again at SQ slot 0 and CQ slot 0 with phase
+//     1, as on the first day, but the CQ in memory still holds what it held;
+//   - ENABLE is refused (ERR_CODE 6) unless SQ_BASE (0x10, 0x14), SQ_SIZE
+//     (0x18), CQ_BASE (0x20, 0x24) and CQ_SIZE (0x28) hold a valid
+//     configuration; READY comes one enable latency after ENABLE (chapter 2).
+//
+// The contract the tests hold Recover to:
+//
+//   - every request in q.InFlight gets an error that wraps ErrDeviceHalted and
+//     names the ERR_CODE the device halted with, and q.InFlight is emptied;
+//   - the device is reset, programmed with q's rings again and READY when
+//     Recover returns nil; the whole CQ in memory (Size entries of 16 bytes at
+//     q.CQMem) is zeroed, and q.Tail, q.Head and q.Phase are 0, 0 and 1, so
+//     that a job submitted afterwards in slot 0 completes in slot 0;
+//   - if ENABLE is refused, or READY has not come ReadyTimeout after ENABLE,
+//     Recover returns an error, no later than twice ReadyTimeout after ENABLE.
+//
+// Edit this file, then run:
+//
+//	go test ./exercises/11-recover/
+//	saccbook check 11-recover
 package recovery
 
 import (

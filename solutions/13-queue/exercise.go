@@ -1,6 +1,47 @@
 // Exercise 13-queue: a whole queue, measured.
 //
-// This is the reference solution; the exercise's file explains the task.
+// This is the capstone: submission and completion together, batched, and
+// measured in virtual time. Run copies a list of jobs through the device, batch
+// by batch, and says how long it took and how long each job waited. Write Run.
+//
+// What you need to know (docs/SPEC.md §5, §6, §7.1 to §7.4, §11; chapters 3,
+// 5, 6 and 13):
+//
+//   - SQ slot i is 32 bytes at SQ + 32*i (sacc.Descriptor.Encode); SQ_TAIL
+//     (sacc.RegSQTail) takes the tail after the last descriptor, wrapped at
+//     Size; regs.Writel orders the stores before it. At most Size − 1
+//     descriptors may be in flight;
+//   - CQ entry i is 16 bytes at CQ + 16*i; it is new when bit 0 of its phase
+//     field (offset sacc.CplPhaseOff) equals Phase, which flips each time Head
+//     wraps; c.RMB() goes between the phase and the body; CQ_HEAD
+//     (sacc.RegCQHead) takes the slot the driver will read next;
+//   - c.Now() is the virtual time in ns; c.Relax() is the pause of a polling
+//     loop;
+//   - the device works on one job at a time. With 4 KiB copies and no IOMMU it
+//     needs about 4.4 µs for each, however they are submitted.
+//
+// The contract the tests hold Run to (48 copies of 4 KiB through 16-entry
+// rings, batches of 1, 4, 15 and 40):
+//
+//   - every job is copied, with its own descriptor (req_ids NextID, NextID + 1,
+//     …), and a completion with an error status makes Run return an error;
+//   - each batch is min(batch, Size − 1) jobs handed over with one doorbell;
+//     the next batch goes in once the whole batch has completed;
+//   - Stats.Doorbells counts the SQ_TAIL writes; Stats.Total is the virtual
+//     time from the start of Run to its end; a job's latency runs from just
+//     before its descriptor is written to the moment Run reads its completion,
+//     and MeanLatency and MaxLatency are over all jobs;
+//   - the queue keeps the device busy: Total is at most 1.25 times the device's
+//     own time for the 48 jobs with batches of 1, 1.10 times with batches of 4,
+//     1.05 times with batches of 15 or more;
+//   - in a batch of b the device runs one job after another, T each, so the
+//     mean latency lies between 0.8 and 1.25 times T × (b + 1) / 2 (plus 1 µs),
+//     and the maximum between 0.8 and 1.25 times T × b (plus 1 µs).
+//
+// Edit this file, then run:
+//
+//	go test ./exercises/13-queue/
+//	saccbook check 13-queue
 package queue
 
 import (

@@ -1,7 +1,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { ds, first, job, phases } from "./fixtures.js";
-import { fold, initialState, stateAt, Timeline } from "../state.js";
+import { fold, initialState, sqOwner, stateAt, Timeline } from "../state.js";
 
 test("one job: the rings, the descriptor and the completion as the log tells them", () => {
   const enable = first(job, "sacc_enable");
@@ -16,7 +16,9 @@ test("one job: the rings, the descriptor and the completion as the log tells the
   // its contents known by their first 8 bytes until the device reads them.
   const bell = first(job, "sacc_doorbell");
   st = stateAt(job, bell.seq, ds);
-  assert.equal(st.sq[0].written, true);
+  assert.equal(st.sq[0].unknown, true);
+  assert.equal(sqOwner(st, 0), "device", "published by the doorbell");
+  assert.equal(sqOwner(stateAt(job, bell.seq - 1, ds), 0), "written", "stored, not yet published");
   assert.equal(st.sq[0].src, "0x200000");
   assert.equal(st.sq[0].req_id, null);
   assert.equal(st.sqTail, bell.args.sq_tail);
@@ -25,7 +27,7 @@ test("one job: the rings, the descriptor and the completion as the log tells the
   const fetch = first(job, "sacc_fetch");
   st = stateAt(job, fetch.seq, ds);
   assert.deepEqual(st.busy, { slot: 0, req_id: null, opcode: null });
-  assert.equal(st.sqHead, 1);
+  assert.equal(st.sqHead, 0, "§7.1: fetched, the slot is still the device's until its completion");
   st = stateAt(job, first(job, "sacc_desc").seq, ds);
   const d = st.sq[0];
   assert.deepEqual([d.req_id, d.opcode, d.opName, d.len, d.flags, d.fetched], [1, 1, "MEMCPY", 82, 1, true]);
@@ -35,6 +37,7 @@ test("one job: the rings, the descriptor and the completion as the log tells the
   st = stateAt(job, post.seq, ds);
   assert.deepEqual(st.cq[0], { req_id: 1, status: 0, phase: 1, posted: true, seq: post.seq });
   assert.equal(st.cqTail, 1);
+  assert.equal(st.sqHead, 1, "the completion is posted: slot 0 is the driver's again");
   assert.equal(st.busy, null);
   assert.equal(st.completions, 1);
 

@@ -7,13 +7,18 @@ import { caption } from "../caption.js";
 import { caption as garageCaption } from "../views/garage.js";
 import { stateAt } from "../state.js";
 
-test("tabs: the views a block asks for first, then the registry's", () => {
+test("tabs: the views a block asks for first, then the registry's but the named-only ones", () => {
   const views = manifest.views;
-  assert.deepEqual(chooseViews("", views), { order: views.map((v) => v.name), active: views[0].name });
+  const general = views.filter((v) => !v.named).map((v) => v.name);
+  assert.ok(general.length < views.length, "some views are tabs only where a block names them");
+  assert.deepEqual(chooseViews("", views), { order: general, active: views[0].name });
   const c = chooseViews(" trace, source ,hologram", views);
   assert.deepEqual(c.order.slice(0, 2), ["trace", "source"]);
-  assert.equal(c.order.length, views.length);
+  assert.equal(c.order.length, general.length);
   assert.equal(c.active, "trace");
+  const d = chooseViews("cpu,ring", views);
+  assert.deepEqual(d.order.slice(0, 2), ["cpu", "ring"]);
+  assert.ok(!d.order.includes("iommu"), "a named view not asked for is no tab");
 });
 
 test("playback: events owed by the clock at each speed", () => {

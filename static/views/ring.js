@@ -6,8 +6,31 @@
 import { render, renderInto, reducedMotion } from "../dom.js";
 import { hex, textArgs } from "../format.js";
 import { el } from "../vnode.js";
+import { cqEntryState, cqOwner, expectedPhase, sqOwner } from "../state.js";
+import { what } from "./cpu.js";
 
 const MAX_SLOTS = 16;
+
+// labelWidth estimates a marker label's width in px (9.5 px bold sans).
+export function labelWidth(text) { return 5.6 * [...text].length + 2; }
+
+// fitText is a slot's line of text, squeezed to the slot's width when it would
+// overflow into the neighbours' (32-slot rings on a phone).
+function fitText(t, x, y, w, size, cls) {
+  const need = 0.62 * size * [...t].length;
+  const attrs = { x, y, class: cls };
+  if (need > w) Object.assign(attrs, { textLength: Math.max(4, w), lengthAdjust: "spacingAndGlyphs" });
+  return el("text", attrs, t);
+}
+
+// ranStale says whether the device read a descriptor other than what memory
+// holds now: a store landed after the fetch (§7.4 broken).
+export function ranStale(d) {
+  const r = d.read;
+  if (!r) return false;
+  return (d.req_id != null && d.req_id !== r.req_id) || (d.len != null && d.len !== r.len) ||
+    (d.opcode != null && d.opcode !== r.opcode) || (d.flags != null && d.flags !== r.flags);
+}
 
 // layout gives every coordinate for a width class, and the points where
 // arrows start and end. Wide: host | link | device, left to right, with the
@@ -103,9 +126,17 @@ export function picture(st, ev, pos, ds, opts) {
     const [from, to] = windowFor(n, changed >= 0 ? changed : tail);
     const count = to - from;
     const sw = Math.min(60, Math.floor((R.x1 - R.x0) / count));
-    const owned = (tail - head + n) % n;
     const compact = sw < 40;
     if (compact) cls0.push("is-compact");
+    const pendingBySlot = {}, pendingText = {};
+    if (which === "sq") {
+      for (const p of st.sb.pending) {
+        if (p.ring !== "sq") continue;
+        pendingBySlot[p.slot] = (pendingBySlot[p.slot] || 0) + 1;
+        const f = what(p, st, ds).replace(/^SQ slot \d+ ?/, "") || "bytes";
+        (pendingText[p.slot] = pendingText[p.slot] || []).push(f + " ← 0x" + (p.val != null ? p.val.toString(16) : "?"));
+      }
+    }
     for (let i = from; i < to; i++) {
       const x = R.x0 + (i - from) * sw;
       const r = { x: x + 1, y, w: sw - 2, h: R.slotH };
@@ -113,60 +144,111 @@ export function picture(st, ev, pos, ds, opts) {
       const cls = ["sw-slot", ...cls0];
       let lines = [];
       let title;
+      const badges = [];
+      // data-owner and data-entry say what the colours say, for tools and tests.
+      const data = { "data-ring": which, "data-slot": i };
       if (which === "sq") {
-        const dev = (i - head + n) % n < owned;
-        cls.push(dev ? "is-device" : "is-driver");
+        const own = sqOwner(st, i);
+        data["data-owner"] = own;
+        cls.push(own === "device" ? "is-device" : own === "written" ? "is-written" : "is-driver");
         const d = st.sq[i] || {};
+        const whose = own === "device" ? " The device owns it: published by the doorbell, not yet completed (§7.1)."
+          : own === "written" ? " The driver is writing it: stored, not yet published by the doorbell."
+            : " Free: the driver's" + (d.done ? "; memory still holds the last lap's descriptor." : ".");
         if (d.req_id != null || d.opcode != null) {
           const op = d.opName || ds.opName(d.opcode != null ? d.opcode : 0);
           lines = [d.req_id != null ? (compact ? d.req_id.toString(16) : hex(d.req_id)) : "?", ds.opShort(d)];
           title = "SQ slot " + i + ": req_id " + lines[0] + ", " + op + ", " + (d.len != null ? d.len + " bytes" : "length ?") +
-            (d.src ? ", src " + d.src : "") + (d.dst ? ", dst " + d.dst : "") + (dev ? " (device owns it)" : " (driver owns it)");
-        } else if (d.written) {
+            (d.src ? ", src " + d.src : "") + (d.dst ? ", dst " + d.dst : "") + "." + whose;
+          if (d.read && ranStale(d)) {
+            cls.push("is-ranstale");
+            badges.push(["!", "sw-badge-bad"]);
+            title += " The device read something else: req_id " + hex(d.read.req_id) + ", " + ds.opName(d.read.opcode) +
+              ", " + d.read.len + " bytes — the doorbell overtook the descriptor.";
+          }
+        } else if (d.unknown) {
           lines = ["new", "?"];
-          title = "SQ slot " + i + ": written; the trace shows its contents when the device reads it";
+          title = "SQ slot " + i + ": written in one bulk store; the trace shows its contents when the device reads it." + whose;
         } else {
           lines = ["—"];
-          title = "SQ slot " + i + ": empty" + (dev ? " (device owns it)" : "");
+          title = "SQ slot " + i + ": empty." + whose;
         }
+        if (own === "free" && d.done) cls.push("is-old");
+        if (d.overtaken && own === "device") { badges.push(["!", "sw-badge-bad"]); cls.push("is-overtaken"); title += " Published while its stores were still in the store buffer."; }
+        if (pendingBySlot[i]) { badges.push([String(pendingBySlot[i]), "sw-badge-pending"]); title += " Still in the store buffer, not in memory: " + pendingText[i].join(", ") + "."; }
       } else {
         const e = st.cq[i] || {};
-        if (e.posted) {
+        const state = cqEntryState(st, i);
+        data["data-owner"] = cqOwner(st, i);
+        data["data-entry"] = state;
+        data["data-phase"] = e.phase;
+        const want = expectedPhase(st, i);
+        if (e.posted || state === "new") {
           cls.push(e.phase ? "is-p1" : "is-p0");
-          lines = compact ? [e.phase ? "●" : "○", e.status ? "e" + e.status.toString(16) : e.req_id.toString(16)]
-            : [(e.phase ? "● " : "○ ") + hex(e.req_id), e.status ? "err " + hex(e.status) : "ok"];
+          if (state === "stale") cls.push("is-stale");
+          lines = compact ? [e.phase ? "●" : "○", state === "stale" ? "old" : e.status ? "e" + e.status.toString(16) : e.req_id.toString(16)]
+            : [(e.phase ? "● " : "○ ") + hex(e.req_id), state === "stale" ? "stale" : e.status ? "err " + hex(e.status) : "ok"];
           if (e.status) cls.push("is-err");
-          title = "CQ slot " + i + ": req_id " + hex(e.req_id) + ", status " + hex(e.status) + ", phase " + e.phase;
+          title = "CQ slot " + i + ": req_id " + hex(e.req_id) + ", status " + hex(e.status) + ", phase " + e.phase +
+            (want == null ? "" : state === "new" ? "; the driver expects phase " + want + " here: new to it"
+              : "; the driver expects phase " + want + " here: last lap's entry, not new");
         } else {
           cls.push("is-empty");
           lines = ["○", "—"];
-          title = "CQ slot " + i + ": not written by the device (phase 0)";
+          title = "CQ slot " + i + ": not written by the device (phase 0)" + (want == null ? "" : "; the driver expects phase " + want + " here");
         }
+        title += cqOwner(st, i) === "driver" ? ". Posted, not yet returned with CQ_HEAD (§7.3)." : ".";
       }
       if (i === changed) cls.push("is-changed");
-      const sg = el("g", { class: cls },
+      const sg = el("g", { class: cls, ...data },
         el("title", null, title),
         el("rect", { x: r.x, y: r.y, width: r.w, height: r.h, rx: 4 }),
-        el("text", { x: r.x + r.w / 2, y: y - 4, class: "sw-slot-index" }, String(i)));
-      lines.forEach((t, k) => add(sg, el("text", { x: r.x + r.w / 2, y: y + 17 + k * 15,
-        class: k ? "sw-slot-sub" : "sw-slot-main" }, t)));
+        el("text", { x: r.x + r.w / 2, y: y - 4, class: "sw-slot-index" }, compact && count > 16 && i % 2 ? "" : String(i)));
+      lines.forEach((t, k) => add(sg, fitText(t, r.x + r.w / 2, y + 17 + k * 15, r.w - 4, k ? 9.5 : 10.5, k ? "sw-slot-sub" : "sw-slot-main")));
+      badges.forEach(([t, bc], k) => {
+        const bx = r.x + r.w - 5 - k * 11, by = r.y + 5;
+        add(sg, el("g", { class: "sw-badge " + bc }, el("circle", { cx: bx, cy: by, r: 5.5 }), el("text", { x: bx, y: by + 3 }, t)));
+      });
       add(g, sg);
     }
-    if (from > 0) add(g, el("text", { x: R.x0 - 4, y: y + R.slotH + 14, class: "sw-muted-text", "text-anchor": "end" }, "…"));
-    if (to < n) add(g, el("text", { x: R.x0 + count * sw, y: y + R.slotH + 14, class: "sw-muted-text" }, "… " + n + " slots"));
-    // index markers: head above the row, tail below it
-    const mark = (idx, label, below, cls) => {
-      if (idx < from || idx >= to) return;
-      const r = out[idx];
-      const cx = r.x + r.w / 2;
-      const yy = below ? y + R.slotH + 3 : y - 27;
-      const tri = below ? `M${cx} ${yy} l-5 8 h10 z` : `M${cx} ${yy + 8} l-5 -8 h10 z`;
-      add(g, el("g", { class: "sw-marker " + cls },
-        el("path", { d: tri }),
-        el("text", { x: cx, y: below ? yy + 19 : yy - 3 }, label)));
+    // Which slots the window shows, under the row's name, where nothing else is.
+    if (count < n) {
+      add(g, el("text", { x: R.label, y: y + R.slotH / 2 + 18, class: "sw-window-text" }, from + "–" + (to - 1)));
+      add(g, el("text", { x: R.label, y: y + R.slotH / 2 + 29, class: "sw-window-text" }, "of " + n));
+    }
+    // Index markers: above the row the consumers' heads, below it the tails.
+    // Markers on the same slot share one label; labels that would overlap go
+    // on a second line.
+    const above = [], below = [];
+    const mark = (list, idx, label, cls) => { if (idx >= from && idx < to) list.push({ idx, label, cls }); };
+    if (which === "sq") { mark(above, head, "head", "sw-m-head"); mark(below, tail, "tail", "sw-m-tail"); }
+    else {
+      const drv = st.drv.known ? st.drv : null;
+      if (drv && drv.head === head) mark(above, head, (compact ? "head" : "CQ_HEAD") + " · driver " + (drv.phase ? "●" : "○"), "sw-m-head sw-m-driver-" + drv.phase);
+      else {
+        mark(above, head, "CQ_HEAD", "sw-m-head");
+        if (drv) mark(above, drv.head, "driver " + (drv.phase ? "●" : "○"), "sw-m-driver sw-m-driver-" + drv.phase);
+      }
+      mark(below, tail, "tail " + (st.phase ? "●" : "○"), "sw-m-tail sw-m-phase-" + st.phase);
+    }
+    const place = (list, isBelow) => {
+      const placed = [];
+      for (const m of list.sort((a, b) => a.idx - b.idx)) {
+        const r = out[m.idx];
+        const cx = r.x + r.w / 2;
+        const half = labelWidth(m.label) / 2;
+        let line = 0;
+        while (placed.some((p) => p.line === line && Math.abs(p.cx - cx) < p.half + half + 3)) line++;
+        placed.push({ cx, half, line });
+        const yy = isBelow ? y + R.slotH + 3 : y - 27;
+        const tri = isBelow ? `M${cx} ${yy} l-5 8 h10 z` : `M${cx} ${yy + 8} l-5 -8 h10 z`;
+        const ty = isBelow ? yy + 19 + line * 11 : yy - 3 - line * 11;
+        const lx = Math.max(R.x0 - 20 + half, Math.min(lay.rows.x1 + 4 - half, cx));
+        add(g, el("g", { class: "sw-marker " + m.cls }, el("path", { d: tri }), el("text", { x: lx, y: ty }, m.label)));
+      }
     };
-    if (which === "sq") { mark(head, "head", false, "sw-m-head"); mark(tail, "tail", true, "sw-m-tail"); }
-    else { mark(tail, "tail", true, "sw-m-tail"); mark(head, "CQ_HEAD", false, "sw-m-head"); }
+    place(above, false);
+    place(below, true);
     return out;
   }
 
@@ -277,7 +359,9 @@ export function picture(st, ev, pos, ds, opts) {
     if (!ev) return "idle";
     const ta = textArgs(ev.text);
     switch (ev.kind) {
-      case "cpu_write": return "store " + ta.addr;
+      case "cpu_write": return "store lands " + ta.addr;
+      case "cpu_store": return "store " + ta.addr + " → buffer (" + ta.pending + ")";
+      case "driver_cq": return "driver: next CQ " + ta.head + ", phase " + ta.phase;
       case "cpu_read": return "load " + ta.addr;
       case "cpu_barrier": return ta.op || "barrier";
       case "syscall": return "syscall " + (ta.nr || "");
@@ -293,7 +377,7 @@ export function picture(st, ev, pos, ds, opts) {
       st.ready ? "READY" : st.enabled ? "enabling…" : "not enabled";
     return [
       ["status", status, st.error ? "bad" : st.stalled ? "warn" : st.ready ? "good" : ""],
-      ["sq_head", st.sqHead + " (next fetch)"],
+      ["sq_head", st.sqHead + (st.busy ? " (in the device)" : st.sqHead === st.sqTail ? " (= tail: idle)" : " (next fetch)")],
       ["cq_tail", st.cqTail + " (next post)"],
       ["phase", (st.phase ? "● 1" : "○ 0"), st.phase ? "p1" : "p0"],
       ["working", !st.busy ? "—" : st.busy.req_id == null ? "fetching SQ slot " + st.busy.slot :
@@ -311,6 +395,15 @@ export function picture(st, ev, pos, ds, opts) {
   add(g, el("text", { x: lay.hostLabel.x, y: lay.hostLabel.y, class: "sw-box-label" }, "Host: CPU and memory"));
   add(g, box(lay.cpu, "sw-cpu" + (st.inIrq || k === "irq_entry" || k === "msi_deliver" ? " is-hot" : "") + (ev && ev.side === "cpu" ? " is-active" : ""),
     "CPU", cpuText(ev, st)));
+  // the store buffer, inside the CPU: one square per store not yet visible
+  if (st.sb.pending.length) {
+    const n = st.sb.pending.length, shown = Math.min(n, 10);
+    const sbg = el("g", { class: "sw-sb-mini" }, el("title", null, n + " store(s) in the CPU's store buffer: the device cannot see them yet"),
+      el("text", { x: lay.cpu.x + 40, y: lay.cpu.y + 16 }, "buffer"));
+    for (let k = 0; k < shown; k++) add(sbg, el("rect", { x: lay.cpu.x + 78 + k * 8, y: lay.cpu.y + 8, width: 6, height: 9, rx: 1 }));
+    if (n > shown) add(sbg, el("text", { x: lay.cpu.x + 80 + shown * 8, y: lay.cpu.y + 16 }, "+" + (n - shown)));
+    add(g, sbg);
+  }
   add(g, el("g", { class: "sw-buf" + (/sacc_dma_(read|write)/.test(k) ? " is-active" : "") },
     el("rect", { x: lay.buf.x, y: lay.buf.y, width: lay.buf.w, height: lay.buf.h, rx: 6 }),
     el("text", { x: lay.buf.x + 8, y: lay.buf.y + (lay.wide ? 20 : 17), class: "sw-box-label" }, "data buffers"),
@@ -359,6 +452,8 @@ export function picture(st, ev, pos, ds, opts) {
   const cqR = slots(g, lay, "cq", st);
   drawEvent(g, ev, st, lay, sqR, cqR);
   return el("svg", { class: ["sw-ring", opts.anim && "sw-anim"], role: "img", "aria-labelledby": pre + "ring-title " + pre + "ring-desc",
+    "data-sq-head": st.sqHead, "data-sq-tail": st.sqTail, "data-cq-head": st.cqHead, "data-cq-tail": st.cqTail, "data-phase": st.phase,
+    "data-driver-head": st.drv.known ? st.drv.head : "", "data-driver-phase": st.drv.known ? st.drv.phase : "",
     viewBox: `0 0 ${lay.W} ${lay.H}` }, title, desc, defs(), g);
 }
 
@@ -366,8 +461,10 @@ export function picture(st, ev, pos, ds, opts) {
 function legend() {
   const item = (cls, sym, text) => el("span", { class: "sw-legend-item" }, el("span", { class: "sw-key " + cls, "aria-hidden": "true" }, sym), " " + text);
   return el("p", { class: "sw-legend" },
-    item("sw-key-driver", "", "SQ slot the driver owns"), item("sw-key-device", "", "SQ slot the device owns"),
-    item("sw-key-p1", "●", "phase 1"), item("sw-key-p0", "○", "phase 0"), item("sw-key-changed", "", "just changed"));
+    item("sw-key-driver", "", "SQ slot free (the driver's)"), item("sw-key-written", "", "written, not yet published"),
+    item("sw-key-device", "", "SQ slot the device owns"), item("sw-key-pending", "2", "stores still in the store buffer"),
+    item("sw-key-p1", "●", "phase 1"), item("sw-key-p0", "○", "phase 0"), item("sw-key-stale", "○", "last lap's entry (stale)"),
+    item("sw-key-changed", "", "just changed"));
 }
 
 // mount puts the ring view in a widget's panel.

@@ -274,6 +274,9 @@ func TestSourceViewShowsTheDriverLine(t *testing.T) {
 // seek moves the first widget to an event position, as dragging the scrub bar does.
 func seek(t *testing.T, ctx context.Context, pos int) {
 	t.Helper()
+	// Until the widget next draws, the range input may not know the log's
+	// length yet, and would clamp the value to its old end.
+	waitFor(t, ctx, "the scrubber reaches the position", fmt.Sprintf(`Number(document.querySelector(".sacc-widget input[type=range]").max) >= %d`, pos))
 	run(t, ctx, "seek", chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
 		const r = document.querySelector(".sacc-widget input[type=range]");
 		r.value = "%d";
@@ -293,7 +296,7 @@ func TestMemoryTraceAndRegisterViews(t *testing.T) {
 	do(t, ctx, "open chapter 00", chromedp.Navigate(base+"/chapters/00-the-journey-of-one-job"),
 		chromedp.WaitVisible(chromedp.CSS(widget+` [data-action="play"]`)))
 	waitFor(t, ctx, "the run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
-	seek(t, ctx, 64) // the doorbell
+	seek(t, ctx, 65) // the doorbell
 
 	do(t, ctx, "open the memory view and decode the first row",
 		chromedp.Click(chromedp.CSS(widget+` [data-view="memory"]`)),
@@ -314,7 +317,7 @@ func TestMemoryTraceAndRegisterViews(t *testing.T) {
 	waitFor(t, ctx, "one row", `document.querySelectorAll(".sacc-widget .sw-trace li").length === 1`)
 	kinds := run(t, ctx, "trace rows", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-trace .sw-ev-kind")].map((e) => e.textContent).join(",")`))
 	note := run(t, ctx, "trace note", chromedp.Evaluate[string](`document.querySelector(".sacc-widget .sw-trace-note").textContent`))
-	if kinds != "sacc_doorbell" || note != "1 of 64 events shown." {
+	if kinds != "sacc_doorbell" || note != "1 of 65 events shown." {
 		t.Errorf("filtered trace: rows %q, note %q", kinds, note)
 	}
 	sides := run(t, ctx, "side boxes", chromedp.Evaluate[string](`[...document.querySelectorAll(".sacc-widget .sw-sides input")].map((e) => e.value).join(",")`))

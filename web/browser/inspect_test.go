@@ -60,6 +60,7 @@ func TestInspectionStatusLinesClear(t *testing.T) {
 	// A dropped connection while a request is on its way: the line says what
 	// happened, and once the widget has reconnected it answers again.
 	waitFor(t, ctx, "the new run ends", `document.querySelector(".sacc-widget .sw-conn").dataset.state === "ended"`)
+	waitFor(t, ctx, "the scrubber knows the new run", `Number(document.querySelector(".sacc-widget input[type=range]").max) >= 60`)
 	run(t, ctx, "move and drop the connection", chromedp.Evaluate[bool](`(() => {
 		const w = document.querySelector(".sacc-widget");
 		const r = w.querySelector("input[type=range]");
@@ -105,9 +106,11 @@ func TestMemoryViewSaysWhichAddress(t *testing.T) {
 	}
 	screenshot(t, ctx, "memory-dma-1280")
 
-	// After the fetch the IOMMU has translated the SQ's page: physical memory,
-	// with the DMA address named.
-	seek(t, ctx, fetch+4)
+	// After the fetch the IOMMU has translated the SQ's page (its walk's levels
+	// are events of their own): physical memory, with the DMA address named.
+	translated := run(t, ctx, "find the fetch's translation", chromedp.Evaluate[int](fmt.Sprintf(
+		`document.querySelector(".sacc-widget").saccWidget.timeline.log.find((e) => e.kind === "iommu_translate" && e.seq > %d).seq`, fetch)))
+	seek(t, ctx, translated)
 	waitFor(t, ctx, "the physical dump", status+`.startsWith("Physical memory at 0x")`)
 	got := run(t, ctx, "status", chromedp.Evaluate[string](status))
 	if !strings.Contains(got, "(xp)") || !strings.Contains(got, "DMA address is 0x80000000") {

@@ -12,6 +12,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/hunt"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/monitor"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/runner"
 	"github.com/saccbook/saccbook/sacc/scenario"
@@ -33,6 +34,7 @@ type runConfig struct {
 	// hunt is the number of the bug hunt whose variant this is, 0 if none: its
 	// quirk is never named to the client, and it has no baseline.
 	hunt int
+	prof profile.Profile // the machine's profile; v1 unless the hello names another
 }
 
 // newHuntConfig is the run of a learner's variant of a bug hunt.
@@ -49,13 +51,14 @@ func newHuntConfig(v hunt.Variant) (*runConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runConfig{sc: sc, seed: v.Seed, options: maps.Clone(v.Options), quirks: mc.Quirks, cost: &c, hunt: v.Hunt.Number}, nil
+	return &runConfig{sc: sc, seed: v.Seed, options: maps.Clone(v.Options), quirks: mc.Quirks, cost: &c, hunt: v.Hunt.Number, prof: profile.V1()}, nil
 }
 
 const maxOptions = 32
 
-// newRunConfig checks a scenario name, its options and the quirks to switch on.
-func newRunConfig(name string, seed uint64, opts map[string]string, quirks []string) (*runConfig, error) {
+// newRunConfig checks a scenario name, its options, the quirks to switch on and
+// a profile name ("" for the default).
+func newRunConfig(name string, seed uint64, opts map[string]string, quirks []string, prof string) (*runConfig, error) {
 	if name == "" {
 		return nil, fmt.Errorf("hello: scenario is required")
 	}
@@ -70,7 +73,12 @@ func newRunConfig(name string, seed uint64, opts map[string]string, quirks []str
 	if err != nil {
 		return nil, err
 	}
-	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts)}
+
+	p, err := profile.Parse(prof)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &runConfig{sc: sc, seed: seed, options: maps.Clone(opts), prof: p}
 	if cfg.options == nil {
 		cfg.options = map[string]string{}
 	}
@@ -157,7 +165,7 @@ func (c *runConfig) env(log io.Writer) *scenario.Env {
 }
 
 func (c *runConfig) newMachine() (*machine.Machine, error) {
-	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks, Cost: c.cost})
+	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks, Cost: c.cost, Profile: c.prof})
 }
 
 // quirksForLog is what the server's own log says of the quirks: a hunt's are

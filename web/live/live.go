@@ -16,6 +16,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"path"
@@ -47,6 +48,18 @@ type Options struct {
 	// Hunts gives the learner's variant of bug hunt n, for a hello that asks
 	// for a hunt; nil: the server has no hunts.
 	Hunts func(n int) (hunt.Variant, error)
+	// Recorded, if set, finds the recorded run of an exercise for a hello with
+	// run "recorded" (the learner's own run, as exercises/.runs/ID.json holds
+	// it): the server replays it and never runs the learner's code.
+	Recorded func(exercise string) (*Recording, error)
+}
+
+// Recording is a learner's recorded exercise run.
+type Recording struct {
+	Events  []json.RawMessage // the protocol's event objects, in order
+	FailSeq uint64            // the failing event, 0 for a run that passed
+	Error   string            // the failure message, "" for a run that passed
+	Log     []string          // what the run said: its tests and how each ended
 }
 
 // SharedSpec is one classroom stream: one machine, many viewers.
@@ -54,6 +67,7 @@ type SharedSpec struct {
 	Scenario string
 	Seed     uint64
 	Options  map[string]string
+	Profile  string // "" for the default
 	// Pace is the wall time between event batches (of up to 16 events), so that
 	// many viewers watch the run unfold; 0 means as fast as possible.
 	Pace time.Duration
@@ -83,13 +97,14 @@ type hooks struct {
 // Hub serves private sessions and shared streams. Its methods are safe for
 // concurrent use.
 type Hub struct {
-	log     *slog.Logger
-	hosts   []string // patterns for the Host header
-	origins []string // patterns for the Origin header, beyond same-origin
-	queue   int
-	hooks   hooks
-	streams map[string]*stream // fixed at New
-	hunts   func(int) (hunt.Variant, error)
+	log      *slog.Logger
+	hosts    []string // patterns for the Host header
+	origins  []string // patterns for the Origin header, beyond same-origin
+	queue    int
+	hooks    hooks
+	streams  map[string]*stream // fixed at New
+	recorded func(string) (*Recording, error)
+	hunts    func(int) (hunt.Variant, error)
 
 	ctx    context.Context // cancelled by Close: runs and streams stop
 	cancel context.CancelFunc
@@ -105,14 +120,15 @@ func New(opts Options) *Hub { return newHub(opts, hooks{}) }
 
 func newHub(opts Options, hk hooks) *Hub {
 	h := &Hub{
-		log:     opts.Logger,
-		hosts:   opts.AllowedOrigins,
-		origins: opts.AllowedOrigins,
-		queue:   opts.QueueSize,
-		hooks:   hk,
-		streams: map[string]*stream{},
-		conns:   map[*conn]struct{}{},
-		hunts:   opts.Hunts,
+		log:      opts.Logger,
+		hosts:    opts.AllowedOrigins,
+		origins:  opts.AllowedOrigins,
+		queue:    opts.QueueSize,
+		hooks:    hk,
+		recorded: opts.Recorded,
+		hunts:    opts.Hunts,
+		streams:  map[string]*stream{},
+		conns:    map[*conn]struct{}{},
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -125,7 +141,7 @@ func newHub(opts Options, hk hooks) *Hub {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	for name, spec := range opts.Shared {
-		cfg, err := newRunConfig(spec.Scenario, spec.Seed, spec.Options, nil)
+		cfg, err := newRunConfig(spec.Scenario, spec.Seed, spec.Options, nil, spec.Profile)
 		if err != nil {
 			h.log.Error("live: shared stream left out", "stream", name, "err", err)
 			continue

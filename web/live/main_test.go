@@ -197,6 +197,7 @@ type msg struct {
 	Scenario string            `json:"scenario"`
 	Seed     uint64            `json:"seed"`
 	Options  map[string]string `json:"options"`
+	Profile  string            `json:"profile"`
 	Shared   bool              `json:"shared"`
 	Quirks   []string          `json:"quirks"`
 	Compare  bool              `json:"compare"`

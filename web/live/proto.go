@@ -28,6 +28,9 @@ const (
 	// runBaseline marks what belongs to the run without the quirks, when a hello
 	// asked for some: its events, its end, and inspection of it.
 	runBaseline = "baseline"
+	// runRecorded is a hello's run for a learner's recorded exercise run: its
+	// events come from the record, no machine runs.
+	runRecorded = "recorded"
 )
 
 // ---------------------------------------------------------------------------
@@ -44,13 +47,15 @@ type clientMsg struct {
 	HasSeed  bool
 	Options  map[string]string
 	Quirks   []string // hello: the bugs to switch on
+	Profile  string   // hello: the machine's profile ("" for the default)
 	Hunt     int      // hello: a bug hunt's number, instead of a scenario
 	HasHunt  bool
 	ID       json.RawMessage // echoed in replies: a number or a string
 	Seq      uint64
 	HasSeq   bool
 	Line     string
-	Run      string // inspect: "" (the run) or "baseline" (the run without the quirks)
+	Run      string // inspect: "" (the run) or "baseline" (the run without the quirks); hello: "" or "recorded"
+	Exercise string // hello with run "recorded": whose recorded run to replay
 }
 
 // parseClient decodes one client message. On error, the message's id is still
@@ -112,6 +117,18 @@ func parseClient(data []byte) (clientMsg, error) {
 		if m.HasHunt && m.Hunt < 1 {
 			return m, fmt.Errorf("hunt: want a hunt's number, from 1")
 		}
+		if _, err = field("profile", &m.Profile, "a string"); err != nil {
+			return m, err
+		}
+		if _, err = field("run", &m.Run, "a string"); err != nil {
+			return m, err
+		}
+		if _, err = field("exercise", &m.Exercise, "a string"); err != nil {
+			return m, err
+		}
+		if m.Run != "" && m.Run != runRecorded {
+			return m, fmt.Errorf("hello: run %q: want %q or none", m.Run, runRecorded)
+		}
 	case "inspect":
 		if m.HasSeq, err = field("seq", &m.Seq, "an unsigned integer"); err != nil {
 			return m, err
@@ -156,8 +173,12 @@ type welcomeMsg struct {
 	Options  map[string]string `json:"options"`
 	Quirks   []string          `json:"quirks"`  // the bugs switched on, in the registry's spelling; never nil
 	Compare  bool              `json:"compare"` // the run without them follows, then a diverge
+	Profile  string            `json:"profile"`
 	Shared   bool              `json:"shared"`
-	Hunt     int               `json:"hunt,omitempty"` // the bug hunt whose variant this is
+	Hunt     int               `json:"hunt,omitempty"`     // the bug hunt whose variant this is
+	Run      string            `json:"run,omitempty"`      // "recorded" for a recorded run
+	Exercise string            `json:"exercise,omitempty"` // the recorded run's exercise
+	FailSeq  uint64            `json:"fail_seq,omitempty"` // the recorded run's failing event, 0 if it passed
 	Kinds    json.RawMessage   `json:"kinds"`
 }
 

@@ -102,6 +102,10 @@ func (s *socket) hello(m clientMsg) {
 		s.joinShared()
 		return
 	}
+	if m.Run == runRecorded {
+		s.replay(m)
+		return
+	}
 	seed := uint64(1)
 	if m.HasSeed {
 		seed = m.Seed
@@ -111,7 +115,7 @@ func (s *socket) hello(m clientMsg) {
 	if m.HasHunt {
 		cfg, err = s.huntConfig(m)
 	} else {
-		cfg, err = newRunConfig(m.Scenario, seed, m.Options, m.Quirks)
+		cfg, err = newRunConfig(m.Scenario, seed, m.Options, m.Quirks, m.Profile)
 	}
 	if err != nil {
 		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
@@ -126,7 +130,7 @@ func (s *socket) hello(m clientMsg) {
 	}
 	w := welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: newID(),
-		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options,
+		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options, Profile: cfg.prof.Name,
 		Quirks: cfg.quirkList(), Compare: cfg.baseline != nil,
 		Shared: false, Kinds: kindsJSON(),
 	}
@@ -141,8 +145,8 @@ func (s *socket) hello(m clientMsg) {
 // huntConfig is the run a hello with a hunt asks for: the learner's variant,
 // built here from the key; nothing else may come with it.
 func (s *socket) huntConfig(m clientMsg) (*runConfig, error) {
-	if m.Scenario != "" || m.HasSeed || len(m.Options) > 0 || len(m.Quirks) > 0 {
-		return nil, fmt.Errorf("hello: a hunt's run is the learner's variant: no scenario, seed, options or quirks go with hunt (and no comparison without its bug)")
+	if m.Scenario != "" || m.HasSeed || len(m.Options) > 0 || len(m.Quirks) > 0 || m.Profile != "" {
+		return nil, fmt.Errorf("hello: a hunt's run is the learner's variant: no scenario, seed, options, quirks or profile go with hunt (and no comparison without its bug)")
 	}
 	if s.h.hunts == nil {
 		return nil, fmt.Errorf("hello: this server has no bug hunts (saccbook serve finds them in the workspace)")
@@ -154,6 +158,54 @@ func (s *socket) huntConfig(m clientMsg) (*runConfig, error) {
 	return newHuntConfig(v)
 }
 
+// replay answers a hello for a recorded run: the record's events, in batches,
+// and an end whose error is the failure message. Nothing runs: the learner's
+// code ran in their own go test, which wrote the record.
+func (s *socket) replay(m clientMsg) {
+	if s.h.recorded == nil {
+		s.c.send(errorMessage(codeBadRequest, "hello: this server has no recorded runs (saccbook serve shows them inside a workspace)", m.ID))
+		return
+	}
+	rec, err := s.h.recorded(m.Exercise)
+	if err != nil {
+		s.c.send(errorMessage(codeBadRequest, "hello: "+err.Error(), m.ID))
+		return
+	}
+	s.stopRun()
+	s.cfg = nil // inspection needs a machine; a recorded run has none
+	s.c.send(encode(welcomeMsg{
+		Type: "welcome", V: protoVersion, Session: newID(), Scenario: runRecorded,
+		Options: map[string]string{}, Quirks: []string{}, Run: runRecorded, Exercise: m.Exercise,
+		FailSeq: rec.FailSeq, Kinds: kindsJSON(),
+	}))
+	var last, t uint64
+	for i := 0; i < len(rec.Events); i += maxBatch {
+		batch := rec.Events[i:min(i+maxBatch, len(rec.Events))]
+		var head struct {
+			Seq uint64 `json:"seq"`
+			T   uint64 `json:"t"`
+		}
+		_ = json.Unmarshal(batch[0], &head)
+		b := appendEventsHeader(nil, "", head.Seq)
+		for j, ev := range batch {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, ev...)
+		}
+		if !s.c.send(closeEvents(b)) {
+			return
+		}
+		_ = json.Unmarshal(batch[len(batch)-1], &head)
+		last, t = head.Seq, head.T
+	}
+	var end error
+	if rec.Error != "" {
+		end = errors.New(rec.Error)
+	}
+	s.c.send(endMessage("", last, t, end, rec.Log))
+}
+
 func (s *socket) joinShared() {
 	st := s.stream
 	if s.joined {
@@ -162,7 +214,7 @@ func (s *socket) joinShared() {
 	s.cfg = st.cfg
 	s.c.send(encode(welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: st.id,
-		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options,
+		Scenario: st.cfg.sc.Name, Seed: st.cfg.seed, Options: st.cfg.options, Profile: st.cfg.prof.Name,
 		Quirks: st.cfg.quirkList(), Shared: true, Kinds: kindsJSON(),
 	}))
 	st.join(s.c)

@@ -75,6 +75,48 @@ func TestSessionRunsToTheEnd(t *testing.T) {
 	t.Logf("driver: %d events in %d batches, %d with src", last, len(r.batches), withSrc)
 }
 
+// TestHelloChoosesTheProfile: a hello's profile builds the machine; the welcome
+// says which, and the events are upstream's engine's. Without one, v1.
+func TestHelloChoosesTheProfile(t *testing.T) {
+	s := newServer(t, serverOpt{})
+	c := s.dial(t, "/ws/session", dialOpt{})
+	defer c.close()
+	h := hello("upstream-bringup", 1, nil)
+	h["profile"] = "upstream-v0.1"
+	c.send(t, h)
+	r := c.readRun(t)
+	if r.welcome.Profile != "upstream-v0.1" || r.end.Error != "" {
+		t.Fatalf("welcome %.300s; end %.300s", r.welcome.Raw, r.end.Raw)
+	}
+	kinds := map[string]bool{}
+	for _, b := range r.batches {
+		for _, raw := range b.Events {
+			var ev event
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			kinds[ev.Kind] = true
+		}
+	}
+	if !kinds["sacc_sq_fetch"] || !kinds["sacc_cq_post_upstream"] || kinds["sacc_device_error"] {
+		t.Fatalf("upstream's run has kinds %v", kinds)
+	}
+	// Inspection re-runs on a machine of the same profile.
+	c.send(t, map[string]any{"type": "inspect", "id": 1, "seq": r.end.Seq, "line": "info pci"})
+	if m := c.expect(t, "inspect"); !strings.Contains(m.Output, "Subsystem: Device 1af4:1100") {
+		t.Fatalf("info pci on upstream's machine: %s", m.Output)
+	}
+
+	c.send(t, hello("upstream-bringup", 1, nil))
+	r = c.readRun(t)
+	if r.welcome.Profile != "v1" {
+		t.Fatalf("welcome without a profile: %.300s", r.welcome.Raw)
+	}
+	if !strings.Contains(strings.Join(r.end.Log, "\n"), "v1: the doorbell came while STATUS.READY was 0: device error 4") {
+		t.Fatalf("v1's story: %q", r.end.Log)
+	}
+}
+
 // TestBatchesSplit: a run longer than one batch comes in full batches of 512.
 func TestBatchesSplit(t *testing.T) {
 	s := newServer(t, serverOpt{})
@@ -242,6 +284,8 @@ func TestBadRequestsKeepTheSocket(t *testing.T) {
 		{`{"type":"hello","v":1,"scenario":"driver","options":{"cpu":1}}`, "", "options: want an object of strings"},
 		{`{"type":"hello","v":1,"scenario":"job","seed":-1}`, "", "seed: want an unsigned integer"},
 		{`{"type":"hello","v":1,"scenario":"job","seed":"x"}`, "", "seed"},
+		{`{"type":"hello","v":1,"scenario":"job","profile":"v0.2"}`, "", `unknown profile "v0.2" (have: v1, upstream-v0.1)`},
+		{`{"type":"hello","v":1,"scenario":"job","profile":1}`, "", "profile: want a string"},
 		{`{"type":"ping","id":{"a":1}}`, "", "id: want a number or a string"},
 	}
 	for _, tc := range cases {

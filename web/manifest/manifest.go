@@ -1,8 +1,9 @@
 // Package manifest is what the browser knows about the machine, in one JSON
 // document: the datasheet (registers, opcodes, status codes, layouts), the trace's
-// sides and event kinds, the widget's views, and the scenario catalogue with each
-// scenario's options and the quirks it accepts. Everything in it comes from the Go
-// registries (packages sacc, trace, quirk, scenario and this package's views), so
+// sides and event kinds, the widget's views, the scenario catalogue with each
+// scenario's options and the quirks it accepts, and the profiles a machine can be
+// built to. Everything in it comes from the Go registries (packages sacc, trace,
+// quirk, scenario, profile and this package's views), so
 // the browser's code never re-types a fact of the machine. The server offers it
 // at GET /api/v1/manifest (docs/PROTOCOL.md, "The manifest").
 package manifest
@@ -16,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/saccbook/saccbook/sacc"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -37,6 +39,7 @@ type Manifest struct {
 	Scenarios []Scenario      `json:"scenarios"`
 	Quirks    []Quirk         `json:"quirks"`
 	Timeline  Timeline        `json:"timeline"` // the scrubber's jumps and folds (timeline.go)
+	Profiles  []Profile       `json:"profiles"`
 }
 
 // Datasheet is package sacc's tables.
@@ -121,6 +124,9 @@ type Kind struct {
 	Side string   `json:"side"`
 	Args []string `json:"args"`
 	Doc  string   `json:"doc"`
+	// Detail marks the fine-grained kinds the text trace leaves out by default
+	// (trace.Kind.Detail): a trace view may too.
+	Detail bool `json:"detail,omitempty"`
 }
 
 // Scenario is one runnable story of the catalogue.
@@ -155,6 +161,16 @@ type Quirk struct {
 	Doc  string `json:"doc"`
 }
 
+// Profile is a version of the contract a hello may ask for (its "profile").
+type Profile struct {
+	Name    string `json:"name"`
+	Doc     string `json:"doc"`
+	Default bool   `json:"default"`
+	// Names are the kinds this profile's trace calls otherwise, by their name in
+	// kinds: what a trace view would show for them.
+	Names map[string]string `json:"names"`
+}
+
 // Build assembles the manifest from the registries.
 func Build() Manifest {
 	m := Manifest{V: Version, Datasheet: datasheet(), Kinds: Kinds(), Views: Views(), Timeline: TimelineRules()}
@@ -179,6 +195,15 @@ func Build() Manifest {
 	for _, q := range quirk.All() {
 		m.Quirks = append(m.Quirks, Quirk{Name: q.Name, Side: q.Side, Hunt: q.Hunt, Doc: q.Doc})
 	}
+	for _, p := range profile.All() {
+		row := Profile{Name: p.Name, Doc: p.Doc, Default: p.IsDefault(), Names: map[string]string{}}
+		for _, k := range trace.Kinds() {
+			if p.Trace.Spells(k) {
+				row.Names[k.String()] = p.Trace.KindName(k)
+			}
+		}
+		m.Profiles = append(m.Profiles, row)
+	}
 	return m
 }
 
@@ -187,7 +212,7 @@ func Kinds() map[string]Kind {
 	out := map[string]Kind{}
 	for _, k := range trace.Kinds() {
 		info := k.Info()
-		d := Kind{Side: info.Side.String(), Args: []string{}, Doc: info.Doc}
+		d := Kind{Side: info.Side.String(), Args: []string{}, Doc: info.Doc, Detail: k.Detail()}
 		for _, a := range info.Args {
 			d.Args = append(d.Args, a.Name)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/saccbook/saccbook/sacc"
+	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -249,8 +250,11 @@ func TestViewsAreTheRegistry(t *testing.T) {
 		if at(t, row, "name") != v.Name || at(t, row, "label") != v.Label || at(t, row, "module") != v.Module {
 			t.Errorf("views[%d] = %v", i, row)
 		}
+		if named, _ := row.(map[string]any)["named"].(bool); named != v.Named {
+			t.Errorf("views[%d] named = %v, want %v", i, named, v.Named)
+		}
 	}
-	if !slices.Equal(manifest.ViewNames(), []string{"ring", "garage", "registers", "memory", "trace", "source", "monitor"}) {
+	if !slices.Equal(manifest.ViewNames(), []string{"ring", "garage", "registers", "memory", "trace", "source", "monitor", "cpu", "iommu", "bypass", "config", "results"}) {
 		t.Errorf("ViewNames %v", manifest.ViewNames())
 	}
 }
@@ -326,6 +330,33 @@ func TestTimelineRules(t *testing.T) {
 		}
 		if str(at(t, m, "timeline", "folds", i, "name")) != f.Name {
 			t.Errorf("the manifest's fold %d is not %s", i, f.Name)
+		}
+	}
+}
+
+// TestProfilesAreTheRegistry: the profiles a hello may name, the default first,
+// with the kinds each one's trace calls otherwise.
+func TestProfilesAreTheRegistry(t *testing.T) {
+	m := doc(t)
+	all := profile.All()
+	if n := length(t, m, "profiles"); n != len(all) {
+		t.Fatalf("%d profiles, the registry has %d", n, len(all))
+	}
+	for i, p := range all {
+		row := at(t, m, "profiles", i)
+		if at(t, row, "name") != p.Name || at(t, row, "doc") != p.Doc || at(t, row, "default") != (i == 0) {
+			t.Errorf("profiles[%d] = %v", i, row)
+		}
+	}
+	if names, _ := at(t, m, "profiles", 0, "names").(map[string]any); at(t, m, "profiles", 0, "name") != "v1" || names == nil || len(names) != 0 {
+		t.Errorf("the default profile: %v", at(t, m, "profiles", 0))
+	}
+	up := at(t, m, "profiles", 1, "names")
+	for kind, name := range map[string]string{
+		"sacc_reg_write": "sacc_mmio_reg_write", "sacc_cq_post_upstream": "sacc_cq_post", "sacc_desc": "sacc_exec",
+	} {
+		if at(t, up, kind) != name {
+			t.Errorf("upstream-v0.1 calls %s %v, want %s", kind, at(t, up, kind), name)
 		}
 	}
 }

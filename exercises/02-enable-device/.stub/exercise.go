@@ -1,23 +1,39 @@
 // Exercise 02-enable-device: program the rings, set ENABLE, wait for READY.
 //
 // Before SACC fetches any work, the driver tells it where the two rings are and
-// turns it on (specification §7.5, steps 3, 5 and 6):
+// turns it on: steps 3, 5 and 6 of the bring-up in docs/SPEC.md §7.5, the part
+// of a probe that NVMe drivers do with CC.EN, CSTS.RDY and the CAP.TO timeout.
+// Write Start.
+//
+// What you need to know (docs/SPEC.md §5, §7.5, §7.6):
 //
 //   - SQ_BASE (0x10, 64 bits: low half at 0x10, high half at 0x14), SQ_SIZE
-//     (0x18), CQ_BASE (0x20 and 0x24) and CQ_SIZE (0x28) get the rings' DMA
-//     addresses and sizes. The device refuses changes to these registers while
-//     CTRL.ENABLE is 1 (§5), and it checks them when ENABLE is set: sizes must be
-//     powers of two from 2 to 4096, bases 4 KiB aligned. If they are not, it
-//     refuses: STATUS.ERROR (bit 1) becomes 1 and ERR_CODE (0x3C) reads 6.
-//   - CTRL (0x08) bit 0 is ENABLE.
-//   - STATUS (0x0C) bit 0, READY, becomes 1 one enable latency after ENABLE: 2 µs
-//     by default, never at the same instant, and on some machines much later. The
-//     driver polls STATUS until READY is 1, pausing between reads (c.Delay(ns) or
-//     c.Relax()), and gives up after a deadline (c.Now() is the virtual time in
-//     ns). NVMe drivers do the same with CC.EN and CSTS.RDY and the CAP.TO timeout.
+//     (0x18), CQ_BASE (0x20 and 0x24) and CQ_SIZE (0x28) take the rings' DMA
+//     addresses and sizes in entries. A 32-bit access works at every offset, a
+//     64-bit one at 0x10 and 0x20 only;
+//   - the device ignores writes to these four registers while CTRL.ENABLE is 1;
+//   - CTRL (0x08) bit 0 is ENABLE. When it is set, the device checks the rings
+//     (sizes powers of two from 2 to 4096, bases 4 KiB aligned). If they are
+//     wrong it refuses: STATUS.ERROR (bit 1) becomes 1, ERR_CODE (0x3C) reads 6,
+//     and READY never comes;
+//   - STATUS (0x0C) bit 0, READY, becomes 1 one enable latency after ENABLE:
+//     2 µs by default, never at the same instant, and on some machines much
+//     later. Writes are posted: a register write returns before the device
+//     has acted on it;
+//   - c.Now() is the virtual time in ns; c.Delay(ns) and c.Relax() let it pass.
 //
-// The registers may still hold what an earlier driver left there: write every
-// one of them, the high halves too.
+// The contract the tests hold Start to:
+//
+//   - every ring register ends up holding r, high halves included, whatever an
+//     earlier driver left in them;
+//   - ENABLE is written only after the ring registers;
+//   - Start returns nil only once STATUS.READY is 1;
+//   - it returns an error when STATUS.ERROR is set, within a quarter of
+//     ReadyTimeout of the device setting it, and the error says what ERR_CODE
+//     reads;
+//   - it returns an error when READY has not come ReadyTimeout after ENABLE,
+//     and no later than twice ReadyTimeout after it: that is time, measured
+//     with c.Now(), not a number of polls.
 //
 // Edit this file, then run:
 //
@@ -47,14 +63,8 @@ type Rings struct {
 const ReadyTimeout sim.Time = 100_000 // 100 µs
 
 // Start programs r into the device's ring registers through regs (BAR0, already
-// mapped, memory decoding and bus mastering on), then sets CTRL.ENABLE and waits
-// until STATUS.READY is 1.
-//
-// It returns nil once the device is READY. It returns an error, at once, if
-// STATUS.ERROR is set (the device refused the ENABLE; say what ERR_CODE reads),
-// and an error if READY has not come ReadyTimeout after ENABLE was set.
+// mapped, memory decoding and bus mastering on), sets CTRL.ENABLE and waits
+// until the device is READY, refuses, or ReadyTimeout has passed.
 func Start(c *cpu.CPU, regs *kernel.IOMem, r Rings) error {
-	// TODO: write SQ_BASE, SQ_SIZE, CQ_BASE, CQ_SIZE; set CTRL.ENABLE; wait for
-	// STATUS.READY, with a deadline.
 	return errors.New("Start is not written yet: this is your exercise")
 }

@@ -2,19 +2,33 @@
 //
 // An MSI-X interrupt is a 32-bit memory write of a message data value to a
 // message address; a write into 0xFEE00000–0xFEEFFFFF becomes an interrupt. The
-// driver chooses both and writes them into the MSI-X table, in BAR1 at offset 0
-// (specification §4, §9). Entry v is 16 bytes at 16*v:
+// driver chooses both and writes them into the device's MSI-X table, as
+// pci_alloc_irq_vectors and the MSI-X core do in Linux. Write SetupVector and
+// Pending.
 //
-//	+0   message address, low 32 bits
-//	+4   message address, high 32 bits
-//	+8   message data
-//	+12  vector control: bit 0 = masked
+// What you need to know (docs/SPEC.md §1, §4, §9):
 //
-// Every vector is masked at power-on. A masked vector does not lose its
-// interrupt: the device sets the vector's bit in the pending bit array (PBA, BAR1
-// offset 0x800, bit v) and sends the message when the vector is unmasked. So
-// unmask last: a message that is already pending goes out the moment you do, to
-// whatever address the entry holds then.
+//   - the table is in BAR1 at offset 0 (sacc.MSIXTableOffset). SACC has
+//     sacc.MSIXVectors entries: vector 0 for completions, vector 1 for device
+//     errors. Entry v is 16 bytes at 16*v: +0 message address, low 32 bits;
+//     +4 message address, high 32 bits; +8 message data; +12 vector control,
+//     whose bit 0 masks the vector;
+//   - every vector is masked at power-on. A masked vector does not lose its
+//     interrupt: the device sets the vector's bit v in the pending bit array
+//     (PBA, BAR1 offset 0x800, sacc.MSIXPBAOffset) and sends the message the
+//     moment the vector is unmasked, to whatever address and data the entry
+//     holds then;
+//   - BAR1 is reached with 32-bit reads and writes.
+//
+// The contract the tests hold your functions to:
+//
+//   - after SetupVector(table, v, addr, data), entry v holds addr (all 64 bits)
+//     and data and is unmasked, and nothing else in the table has changed;
+//   - a message that was already pending leaves with the new address and data,
+//     never the old ones;
+//   - a v outside the table is an error, and then nothing is written;
+//   - Pending(table, v) reports bit v of the PBA, for each vector, and false
+//     for a v outside the table.
 //
 // Edit this file, then run:
 //
@@ -22,9 +36,7 @@
 //	saccbook check 08-msix
 package msix
 
-import (
-	"errors"
-)
+import "errors"
 
 // MMIO is a mapped BAR: 32-bit reads and writes at offsets into it
 // (*kernel.IOMem has both methods).
@@ -34,15 +46,12 @@ type MMIO interface {
 }
 
 // SetupVector programs entry v of the MSI-X table mapped at table to send data
-// to addr, and then unmasks it. Only entry v changes. A v outside the table
-// (SACC has sacc.MSIXVectors entries) is an error, and then nothing is written.
+// to addr, and unmasks it.
 func SetupVector(table MMIO, v int, addr uint64, data uint32) error {
-	// TODO: address low and high, data, and last of all the vector control word.
 	return errors.New("SetupVector is not written yet: this is your exercise")
 }
 
 // Pending reports whether vector v's bit is set in the PBA.
 func Pending(table MMIO, v int) bool {
-	// TODO: read the PBA and test bit v.
 	return false
 }

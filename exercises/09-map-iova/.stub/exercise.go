@@ -1,25 +1,38 @@
 // Exercise 09-map-iova: write iommu_map for one page.
 //
 // With the IOMMU on, every address the device uses is an IOVA, and the IOMMU
-// looks it up in four levels of I/O page tables in RAM (specification §10):
+// looks it up in four levels of I/O page tables in RAM. Write MapPage, which
+// adds one page to those tables: what Linux's iommu_map() does, and saccbook's
+// kernel in mapPage (sacc/kernel/dma.go).
+//
+// What you need to know (docs/SPEC.md §10 "I/O page tables"):
 //
 //   - every table is one 4 KiB page of 512 entries of 8 bytes;
-//   - IOVA bits 47:39 index the top table (PT_ROOT), 38:30 the next, 29:21 the
-//     next, 20:12 the leaf table; bits 11:0 are the offset in the page, and an
-//     IOVA has 48 bits (sacc.IOVAIndex(iova, level) does the slicing);
+//   - IOVA bits 47:39 index the top table (the one at root), 38:30 the next,
+//     29:21 the next, 20:12 the leaf table; bits 11:0 are the offset in the
+//     page, and an IOVA has 48 bits (sacc.IOVALimit). sacc.IOVAIndex(iova,
+//     level) gives the index at level 0 to 3;
 //   - an entry holds the physical address of the next table (or, in a leaf, of
-//     the page) in bits 51:12, bit 0 "read allowed" and bit 1 "write allowed"
-//     (sacc.MakePTE builds one); an entry with neither right is absent;
-//   - the rights of a page are the AND of all four levels, so an entry that
-//     points at a table should allow both and leave the decision to the leaf.
+//     the page) in bits 51:12, bit 0 "read allowed" and bit 1 "write allowed";
+//     sacc.MakePTE builds one, sacc.PTE(v).Present() and .Addr() read one. An
+//     entry with neither right is absent;
+//   - the rights of a page are the AND of all four levels;
+//   - the device only reads a buffer mapped DMA_TO_DEVICE, only writes one
+//     mapped DMA_FROM_DEVICE, and may do both with DMA_BIDIRECTIONAL;
+//   - tables that already exist are shared with other mappings;
+//   - the IOMMU reads the tables from RAM, and the CPU's stores may still sit
+//     in its store buffer (on arm64, for a while): mem.WMB() makes every
+//     earlier store visible.
 //
-// The rights come from the DMA direction: the device only reads a buffer mapped
-// DMA_TO_DEVICE, only writes one mapped DMA_FROM_DEVICE, and may do both with
-// DMA_BIDIRECTIONAL. Tables that already exist are shared with other mappings:
-// use them, never replace them. The IOMMU reads the tables from RAM, and the
-// CPU's stores may still sit in its store buffer: finish with a write barrier.
+// The contract the tests hold MapPage to (on x86 and arm64):
 //
-// Linux does this in iommu_map(); saccbook's kernel in mapPage (sacc/kernel/dma.go).
+//   - right after it returns, the IOMMU's walk of iova in RAM ends at phys, with
+//     exactly the rights dir allows, and the device can use the page;
+//   - every mapping that existed before still works, and an existing table is
+//     used, never replaced: newTable is asked only for tables that are missing;
+//   - iova and phys must be 4 KiB aligned and iova below 2^48; otherwise MapPage
+//     returns an error and writes nothing;
+//   - if newTable fails, MapPage returns its error.
 //
 // Edit this file, then run:
 //
@@ -44,11 +57,6 @@ type Memory interface {
 // MapPage makes the 4 KiB IOVA page iova translate to the physical page phys,
 // with the rights dir allows, in the tables whose top table is at root. A
 // missing table is taken from newTable, which returns a zeroed page.
-//
-// iova and phys must be 4 KiB aligned and iova below 2^48; otherwise MapPage
-// returns an error and writes nothing.
 func MapPage(mem Memory, newTable func() (uint64, error), root, iova, phys uint64, dir kernel.Direction) error {
-	// TODO: check the arguments; walk levels 0 to 2 from root, creating missing
-	// tables; write the leaf entry with the rights of dir; then a write barrier.
 	return errors.New("MapPage is not written yet: this is your exercise")
 }

@@ -1,21 +1,38 @@
 // Exercise 09-remap-iova: point an IOVA at a new page, and make the IOMMU forget
 // the old one.
 //
-// The IOMMU keeps the translations it made in its IOTLB (32 entries), and the
-// IOTLB does not watch the page tables (specification §10). After the kernel
-// changes or removes a leaf entry, the IOMMU goes on using the copy it cached
-// until software writes the IOVA to the INVALIDATE register (sacc.IOMMUBase +
-// sacc.IOMMURegInvalidate, 64 bits): any value flushes the entry of the page
-// value &^ 0xFFF, and all ones (sacc.InvalidateAll) flushes every entry.
+// The IOMMU keeps the translations it made in its IOTLB, and the IOTLB does not
+// watch the page tables. After the kernel changes a leaf entry, the IOMMU goes
+// on using the copy it cached, and the device's next write lands in the old
+// page, which may belong to someone else by now. Write Remap, the change of a
+// mapping that is in use, as Linux's IOMMU drivers do it with an IOTLB flush.
 //
-// So changing a mapping is three steps, in this order: write the new leaf
-// entry, make sure it is in RAM (a write barrier: the IOMMU walks RAM, not the
-// CPU's store buffer), then invalidate. Forget the last step and the device's
-// next write lands in the old page, which may belong to someone else by now.
+// What you need to know (docs/SPEC.md §10 "I/O page tables", "IOTLB",
+// "Registers"):
 //
-// The tables have four levels of 512 entries of 8 bytes; sacc.IOVAIndex(iova,
-// level) is the index at each level, sacc.PTE(v).Present() and .Addr() read an
-// entry, sacc.MakePTE(phys, perm) builds one.
+//   - the tables have four levels of 512 entries of 8 bytes, root at the top;
+//     sacc.IOVAIndex(iova, level) is the index at each level, sacc.PTE(v)
+//     .Present() and .Addr() read an entry, sacc.MakePTE(phys, perm) builds one;
+//   - the IOTLB holds up to 32 leaf translations; writing a value to INVALIDATE
+//     (sacc.IOMMUBase + sacc.IOMMURegInvalidate, 64 bits, c.Writeq) drops the
+//     entry of the IOVA page value &^ 0xFFF, and all ones (sacc.InvalidateAll)
+//     drops every entry;
+//   - the IOMMU walks the tables in RAM, not the CPU's store buffer: a new entry
+//     must be in RAM before the IOMMU may walk again. c.WMB() drains the store
+//     buffer; c.Writeq, like writel, drains it before the write.
+//
+// The contract the tests hold Remap to (on x86 and arm64, with the device's
+// translation of iova in the IOTLB):
+//
+//   - from the moment Remap returns, every DMA to iova reaches newPhys, with the
+//     rights perm (sacc.PTERead, sacc.PTEWrite, or both), and the tables in RAM
+//     say so;
+//   - the invalidation comes after the new entry has reached RAM (the tests
+//     check the order in the trace): before that, a DMA could cache the old
+//     translation again;
+//   - only the leaf entry of iova changes: every other mapping keeps working;
+//   - if iova is not mapped (some level of the walk from root is absent,
+//     the leaf included), Remap returns an error and writes nothing.
 //
 // Edit this file, then run:
 //
@@ -23,9 +40,7 @@
 //	saccbook check 09-remap-iova
 package remapiova
 
-import (
-	"errors"
-)
+import "errors"
 
 // CPU is what Remap needs: 64-bit loads and stores of physical memory, a write
 // barrier, and 64-bit MMIO writes for the IOMMU's registers. *cpu.CPU has all four.
@@ -38,13 +53,7 @@ type CPU interface {
 
 // Remap makes the 4 KiB IOVA page iova, which is mapped and which the device may
 // have used already, translate to the physical page newPhys with the rights
-// perm (sacc.PTERead, sacc.PTEWrite, or both). From the moment Remap returns,
-// every DMA to iova must reach newPhys.
-//
-// If iova is not mapped (some level of the walk from root is absent), Remap
-// returns an error and writes nothing.
+// perm.
 func Remap(c CPU, root, iova, newPhys, perm uint64) error {
-	// TODO: walk to the leaf entry of iova; write the new entry; barrier;
-	// invalidate the IOTLB entry for iova.
 	return errors.New("Remap is not written yet: this is your exercise")
 }

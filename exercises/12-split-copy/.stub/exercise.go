@@ -1,18 +1,33 @@
 // Exercise 12-split-copy: one copy, many descriptors.
 //
 // Without an IOMMU a device must be given physical addresses, and a SACC
-// descriptor carries one source and one destination (chapter 12). A copy from a
-// scattered buffer into another scattered buffer must therefore be cut into
-// descriptors, each of which covers a stretch that is contiguous on both sides:
-// a descriptor ends wherever a source piece ends or a destination piece ends,
-// whichever comes first.
+// descriptor carries one source and one destination. A copy from a scattered
+// buffer into another scattered buffer must therefore be cut into
+// descriptors, each of which covers a stretch that is contiguous on both
+// sides. Write Split.
 //
-// For example, source pieces of 0x800 and 0x1000 bytes and destination pieces
-// of 0xF00 and 0x900 bytes give three descriptors: 0x800 bytes, then 0x700 (the
-// destination's first piece ends), then 0x900.
+// What you need to know (docs/SPEC.md §6.1, §6.3; chapter 12):
 //
-// A descriptor that runs past the end of a destination piece writes into a page
-// that belongs to someone else.
+//   - a descriptor copies Length bytes from one address to another, and the
+//     device accepts a Length of 1 byte to 1 MiB (sacc.MaxLength): any other
+//     length fails with status 3;
+//   - a descriptor that runs past the end of a destination piece writes into
+//     memory that belongs to someone else; one that runs past the end of a
+//     source piece reads it;
+//   - for example, source pieces of 0x800 and 0x1000 bytes and destination
+//     pieces of 0xF00 and 0x900 bytes give three descriptors: 0x800 bytes, then
+//     0x700 (the destination's first piece ends), then 0x900.
+//
+// The contract the tests hold Split to (buffers whose pages are scattered and
+// whose offsets differ, and pieces of several MiB):
+//
+//   - the descriptors are MEMCPYs (req_id and flags left 0) that, run in order,
+//     copy the whole source buffer into the destination buffer, byte for byte;
+//   - each lies within one source piece and one destination piece and is at
+//     most 1 MiB long, and there are as few of them as that allows: a new one
+//     starts only where a piece ends, on either side, or where 1 MiB is full;
+//   - the two lists must describe the same number of bytes; otherwise Split
+//     returns an error. Pieces are never empty.
 //
 // Edit this file, then run:
 //
@@ -32,11 +47,8 @@ type Piece struct {
 	Len  uint64 // its length in bytes
 }
 
-// Split returns the MEMCPY descriptors (Opcode sacc.OpMEMCPY; req_id and flags
-// left 0) that copy the buffer described by src into the buffer described by
-// dst, in order, one for each stretch that is contiguous in both. The two lists
-// must describe the same number of bytes; otherwise Split returns an error.
+// Split returns the MEMCPY descriptors that copy the buffer described by src
+// into the buffer described by dst, in order.
 func Split(src, dst []Piece) ([]sacc.Descriptor, error) {
-	// TODO: walk both lists at once.
 	return nil, errors.New("Split is not written yet: this is your exercise")
 }

@@ -34,13 +34,20 @@ type Rig struct {
 // catch what a wrong answer would get away with on a correct machine).
 func Up(t testing.TB, arch cpu.Arch, seed uint64, quirks ...quirk.Quirk) *Rig {
 	t.Helper()
+	return UpOn(t, cpu.Config{Arch: arch}, seed, quirks...)
+}
+
+// UpOn is Up with the CPU given in full (for one whose loads may be performed
+// further ahead of their place, say: cpu.Config.MaxHoist).
+func UpOn(t testing.TB, c cpu.Config, seed uint64, quirks ...quirk.Quirk) *Rig {
+	t.Helper()
 	var qs quirk.Set
 	for _, q := range quirks {
 		qs = qs.With(q)
 	}
 	m := check.Boot(t, host.Config{
 		Machine: machine.Config{Quirks: qs, Seed: seed},
-		CPU:     cpu.Config{Arch: arch},
+		CPU:     c,
 		Kernel:  kernel.Config{IOMMU: true, Quirks: qs},
 	})
 	d, err := driver.Register(m.K, driver.Config{RingSize: 8})

@@ -15,8 +15,10 @@
 //	}
 //
 // Fatalf and Errorf add the last trace events since the learner's code was
-// called, the exercise's replay command and chapter (from its meta.json), and
-// "saccbook hint ID".
+// called, the exercise's replay command and chapter (from its meta.json),
+// "saccbook hint ID", and the address of the run in the browser: every test
+// leaves a record of its run in exercises/.runs/ID.json when it ends (record.go),
+// which `saccbook serve` replays.
 package check
 
 import (
@@ -77,6 +79,8 @@ type Machine struct {
 	// failure messages show what happened from there on.
 	from int
 	who  string
+	// fail is the first failure reported, for the run record.
+	fail *failure
 }
 
 // Boot builds a machine from cfg and boots the kernel on it without the SACC
@@ -95,6 +99,7 @@ func Boot(t testing.TB, cfg host.Config) *Machine {
 		t.Fatalf("check: boot the kernel: %v", err)
 	}
 	m.Host = h
+	t.Cleanup(m.saveRecord)
 	return m
 }
 
@@ -136,6 +141,13 @@ func (m *Machine) Fatalf(format string, a ...any) {
 // moment the learner's code was first called, if it was), how to replay the run,
 // and where the hints are.
 func (m *Machine) Report(msg string) string {
+	var seq uint64
+	if n := len(m.rec.Events); n > 0 {
+		seq = m.rec.Events[n-1].Seq
+	}
+	if m.fail == nil {
+		m.fail = &failure{msg: strings.TrimSpace(msg), seq: seq}
+	}
 	var b strings.Builder
 	b.WriteString("\n")
 	b.WriteString(strings.TrimSpace(msg))
@@ -151,6 +163,9 @@ func (m *Machine) Report(msg string) string {
 		b.WriteString(FormatLast(evs, LastEvents))
 	}
 	b.WriteString(Footer(m.meta))
+	if m.meta.ID != "" {
+		b.WriteString(RunLink(m.meta.ID, m.fail.seq))
+	}
 	return b.String()
 }
 
@@ -179,7 +194,11 @@ func Footer(meta Meta) string {
 		fmt.Fprintf(&b, "Watch the same steps done right:  %s\n", meta.Replay)
 	}
 	if meta.ChapterURL != "" {
-		fmt.Fprintf(&b, "Read it again in the browser:     saccbook serve, then http://127.0.0.1:8080%s\n", meta.ChapterURL)
+		if addr := serveAddr(); addr != "" {
+			fmt.Fprintf(&b, "Read it again in the browser:     open http://%s%s\n", addr, meta.ChapterURL)
+		} else {
+			fmt.Fprintf(&b, "Read it again in the browser:     saccbook serve, then open %s\n", meta.ChapterURL)
+		}
 	}
 	if meta.ID != "" {
 		fmt.Fprintf(&b, "Stuck?                            saccbook hint %s\n", meta.ID)
@@ -194,10 +213,36 @@ func Footer(meta Meta) string {
 // time. what names the function ("FindSACC").
 func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	m.t.Helper()
+	if start, ok := m.run(what, budget, f); !ok {
+		m.t.Fatal(m.Report(fmt.Sprintf("%s is still running after %s of virtual time (it started at t=%d ns). "+
+			"A loop that waits for something that never comes? Every wait needs a deadline.", what, Duration(budget), start)))
+	}
+}
+
+// DoWithin is Do for code that waits on the machine, when the test can say
+// better than the watchdog why it is still waiting: if f is still running after
+// budget nanoseconds of virtual time, DoWithin stops it and reports false, and
+// the test goes on. A panic, a fault, or a loop that lets no virtual time pass
+// still stops the test, as in Do.
+func (m *Machine) DoWithin(what string, budget sim.Time, f func()) bool {
+	m.t.Helper()
+	_, ok := m.run(what, budget, f)
+	return ok
+}
+
+// run is Do and DoWithin: it reports when f started, and false if the
+// watchdog stopped it.
+func (m *Machine) run(what string, budget sim.Time, f func()) (sim.Time, bool) {
+	m.t.Helper()
 	wd := &watchdog{}
 	start := m.M.Now()
 	if m.who == "" {
 		m.from, m.who = m.Mark(), what
+	}
+	// MMIO writes are posted: what the harness wrote before f lands before f
+	// starts, so that none of its events are counted as f's.
+	if t := m.M.PostedLanded(); t > m.M.Now() {
+		m.M.RunUntil(t)
 	}
 	m.M.Sim().Schedule(budget, wd, 0, 0, 0)
 	done := make(chan error, 1)
@@ -206,6 +251,11 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 		defer func() { done <- err }() // also when f ends the goroutine (runtime.Goexit)
 		err = sim.Run(func() error {
 			f()
+			// MMIO writes are posted: the tests look at the device once what f
+			// wrote has reached it, as a read-back by f would have made sure.
+			if t := m.M.PostedLanded(); t > m.M.Now() {
+				m.M.RunUntil(t)
+			}
 			return nil
 		})
 	}()
@@ -224,8 +274,7 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	switch {
 	case err == nil:
 	case errors.As(err, &stopped) && stopped.Reason == errWatchdog:
-		m.t.Fatal(m.Report(fmt.Sprintf("%s is still running after %s of virtual time (it started at t=%d ns). "+
-			"A loop that waits for something that never comes? Every wait needs a deadline.", what, Duration(budget), start)))
+		return start, false
 	case errors.As(err, &stopped):
 		// A fault of the learner's process (a *kernel.Segfault): told as a panic,
 		// with the lines of the learner's code it came through.
@@ -233,6 +282,7 @@ func (m *Machine) Do(what string, budget sim.Time, f func()) {
 	case errors.As(err, &p):
 		m.t.Fatal(m.Report(fmt.Sprintf("%s panicked: %v\n%s", what, p.Value, learnerFrames(p.Stack))))
 	}
+	return start, true
 }
 
 // Duration formats virtual nanoseconds as people say them: 100 µs, 2 ms.

@@ -123,3 +123,18 @@ func TestLearnerFramesKeepsTheExerciseSource(t *testing.T) {
 		t.Errorf("learnerFrames = %q, want %q", got, want)
 	}
 }
+
+func TestDoWithinLetsTheTestGoOn(t *testing.T) {
+	var finished, waited bool
+	msg := harness(t, func(m *Machine) {
+		waited = !m.DoWithin("Wait", 100_000, func() {
+			for {
+				m.CPU.Delay(1000)
+			}
+		})
+		finished = m.DoWithin("Nothing", 100_000, func() {})
+	})
+	if msg != "" || !waited || !finished {
+		t.Fatalf("DoWithin: stopped %v, then returned %v, with the message %q", waited, finished, msg)
+	}
+}

@@ -157,3 +157,56 @@ func (r *Rig) Until(limit, step sim.Time, done func() bool) bool {
 	}
 	return true
 }
+
+// Doorbells are the SQ_TAIL writes among events, as the device saw them.
+func Doorbells(events []trace.Event) []trace.Event {
+	var out []trace.Event
+	for _, ev := range check.Find(events, trace.RegWrite) {
+		if ev.Args[0] == sacc.RegSQTail {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// LateStores checks §7.4 in the trace: every CPU store into the n SQ slots from
+// slot first (wrapping at size) of the ring at sq must have landed in memory
+// before the first doorbell among events. It returns the stores into those slots
+// that landed after it, and the doorbell; ok is false if there was no doorbell.
+func LateStores(events []trace.Event, sq uint64, size, first, n uint32) (late []trace.Event, doorbell trace.Event, ok bool) {
+	in := func(addr uint64) bool {
+		for i := range n {
+			slot := sq + uint64((first+i)%size)*sacc.DescriptorSize
+			if addr >= slot && addr < slot+sacc.DescriptorSize {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ev := range events {
+		switch {
+		case !ok && ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSQTail:
+			doorbell, ok = ev, true
+		case ok && ev.Kind == trace.CPUWrite && in(ev.Args[0]):
+			late = append(late, ev)
+		}
+	}
+	return late, doorbell, ok
+}
+
+// Barriers counts the write barriers (wmb or mb, explicit or inside writel)
+// and the read barriers (rmb or mb) among events.
+func Barriers(events []trace.Event) (writes, reads int) {
+	for _, ev := range check.Find(events, trace.CPUBarrier) {
+		switch ev.Args[0] {
+		case trace.BarrierWMB:
+			writes++
+		case trace.BarrierRMB:
+			reads++
+		case trace.BarrierMB:
+			writes++
+			reads++
+		}
+	}
+	return writes, reads
+}

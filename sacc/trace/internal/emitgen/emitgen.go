@@ -52,8 +52,13 @@ const (
 	numKinds = "numKinds"
 )
 
-// maxArgs is the length of trace.Event.Args.
-const maxArgs = 4
+// maxArgs is the length of trace.Event.Args; narrowArgs is how many arguments the
+// tracer's ordinary emit takes. A kind with more (an upstream trace point that
+// carries a whole descriptor) is emitted through emitWide.
+const (
+	maxArgs    = 8
+	narrowArgs = 4
+)
 
 // Generate returns the source of emit_gen.go for kindSrc, the contents of kind.go.
 func Generate(kindSrc []byte) ([]byte, error) {
@@ -74,8 +79,12 @@ func Generate(kindSrc []byte) ([]byte, error) {
 			sig = strings.Join(params, ", ") + " uint64"
 		}
 		fmt.Fprintf(&b, "func (t *Tracer) %s(%s) {\n", k.Method(), sig)
+		if len(params) > narrowArgs {
+			fmt.Fprintf(&b, "\tt.emitWide(%s, [MaxArgs]uint64{%s})\n}\n", k.Const, strings.Join(params, ", "))
+			continue
+		}
 		args := append(append([]string{k.Const}, params...), "0", "0", "0", "0")
-		fmt.Fprintf(&b, "\tt.emit(%s)\n}\n", strings.Join(args[:1+maxArgs], ", "))
+		fmt.Fprintf(&b, "\tt.emit(%s)\n}\n", strings.Join(args[:1+narrowArgs], ", "))
 	}
 	out, err := format.Source(b.Bytes())
 	if err != nil {

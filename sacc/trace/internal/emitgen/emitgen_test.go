@@ -109,9 +109,9 @@ func TestParseRejectsATableThatDoesNotMatchTheConstants(t *testing.T) {
 		{"an entry twice",
 			"\tReady:  {Name:", "\tReady:  {Name: \"x\", Doc: \"y\"},\n\tReady: {Name:",
 			"Ready appears twice"},
-		{"five arguments",
-			`{"phase", Dec}}`, `{"phase", Dec}, {"more", Dec}}`,
-			"5 arguments; an event holds 4"},
+		{"nine arguments",
+			`{"phase", Dec}}`, `{"phase", Dec}, {"a", Dec}, {"b", Dec}, {"c", Dec}, {"d", Dec}, {"e", Dec}}`,
+			"9 arguments; an event holds 8"},
 		{"a name that is not a literal",
 			`"sacc_fetch", SideDevice`, `fetchName, SideDevice`,
 			"Fetch: field Name: not a string literal"},
@@ -133,5 +133,20 @@ func TestParseRejectsATableThatDoesNotMatchTheConstants(t *testing.T) {
 				t.Errorf("Generate: error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestGenerateEmitsWideKindsWhole: a kind with more than four arguments gets an
+// emitter that passes all of them at once.
+func TestGenerateEmitsWideKindsWhole(t *testing.T) {
+	src := strings.Replace(table, `{"phase", Dec}}`, `{"result_len", Dec}, {"phase", Dec}}`, 1)
+	out, err := Generate([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "func (t *Tracer) EmitCQPost(cqTail, reqID, status, resultLen, phase uint64) {\n" +
+		"\tt.emitWide(CQPost, [MaxArgs]uint64{cqTail, reqID, status, resultLen, phase})\n}\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("generated file lacks\n%s\ngot:\n%s", want, out)
 	}
 }
