@@ -295,6 +295,11 @@ func isFileLine(s string) bool {
 	return rest != ""
 }
 
+// NoRecordEnv, set in a test's environment, tells exercises/internal/check to
+// leave no run record: the proof's runs of stubs, solutions and catalogued
+// mistakes are not the learner's.
+const NoRecordEnv = "SACCBOOK_NO_RECORD"
+
 // goCmd is the go command, run in the workspace root with this workspace.
 func (b *Book) goCmd(ctx context.Context, args ...string) *exec.Cmd {
 	g := b.Go
@@ -393,6 +398,11 @@ func (b *Book) Run(ctx context.Context, exs []*Exercise, v Variant, progress fun
 		args = append(args, "-overlay", ov)
 	}
 	cmd := b.goCmd(ctx, append(args, patterns(exs)...)...)
+	if v != Working {
+		// A proof run of the stub or the solution is not the learner's run: it
+		// must not replace their record (exercises/internal/check).
+		cmd.Env = append(cmd.Env, NoRecordEnv+"=1")
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

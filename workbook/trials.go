@@ -209,7 +209,7 @@ func (b *Book) runTrials(ctx context.Context, pkgs map[string][]Trial, write fun
 	}
 	cmd := exec.CommandContext(ctx, g, args...)
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(tmp, "go.work"))
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(tmp, "go.work"), NoRecordEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -30,10 +30,9 @@
 //
 //   - no completion is stranded, and when Handle returns the interrupt has
 //     been acknowledged;
-//   - the handler's last look at the CQ comes after its last IRQ_ACK, and
-//     either a register read stands between the two (acknowledge, read back,
-//     drain), or the CQ was drained before the acknowledgement too (drain,
-//     acknowledge, drain again);
+//   - the handler's last look at the CQ comes after its last IRQ_ACK, with a
+//     register read between the two (draining before the acknowledgement as
+//     well is allowed, but does not replace the read);
 //   - Handle returns how many completions it reaped.
 //
 // Edit this file, then run:

@@ -266,7 +266,7 @@ func TestNewPicturesRender(t *testing.T) {
 	}{
 		{"cpu", "scenario=barriers options=cpu=arm64,wmb=off", "barriers", map[string]string{"cpu": "arm64", "wmb": "off"},
 			func(evs []trace.Event) int { return nthSeq(evs, trace.Doorbell, 1) },
-			`Number(p.querySelector("svg.sw-sb").dataset.pending) >= 6 && p.textContent.includes("Doorbell overtook the descriptor")`},
+			`Number(p.querySelector("svg.sw-sb").dataset.pending) >= 1 && p.textContent.includes("Doorbell overtook the descriptor")`},
 		{"iommu", "scenario=iommu", "iommu", nil,
 			func(evs []trace.Event) int { return nthSeq(evs, trace.IOMMUFault, 1) },
 			`p.textContent.includes("Blocked:") && p.querySelectorAll("[data-level]").length >= 1`},

@@ -143,20 +143,7 @@ func checkOptions(sc scenario.Scenario, opts map[string]string) error {
 	if len(opts) > maxOptions {
 		return fmt.Errorf("too many options (%d)", len(opts))
 	}
-	for _, k := range slices.Sorted(maps.Keys(opts)) {
-		v := opts[k]
-		o, ok := sc.Option(k)
-		if !ok {
-			if len(sc.Options) == 0 {
-				return fmt.Errorf("option %q: scenario %s takes no options", k, sc.Name)
-			}
-			return fmt.Errorf("option %q: scenario %s takes %s", k, sc.Name, sc.OptionsDoc())
-		}
-		if !o.Takes(v) {
-			return fmt.Errorf("option %s=%q: want %s", k, v, strings.Join(o.ValueNames(), " or "))
-		}
-	}
-	return nil
+	return sc.CheckOptions(opts)
 }
 
 // env is a fresh scenario environment writing its narrative to log.
