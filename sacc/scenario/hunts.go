@@ -235,7 +235,7 @@ var _ = register(Scenario{Name: "hunt-sweep",
 		{Name: "from", Doc: "bytes in the first copy", Default: "960", Values: values("896", "960", "1024")},
 		{Name: "step", Doc: "bytes added from one copy to the next", Default: "16", Values: values("8", "16", "24", "32")},
 	},
-	Quirks: []quirk.Quirk{quirk.DrainThenAck, quirk.NoCQHead, quirk.NoPhaseFlip},
+	Quirks: []quirk.Quirk{quirk.DrainThenAck, quirk.AckWithoutReadback, quirk.NoCQHead, quirk.NoPhaseFlip},
 	Run:    HuntSweep})
 
 // huntSweepSpan is how far a sweep goes past its first size.
