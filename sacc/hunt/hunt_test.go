@@ -59,7 +59,8 @@ func TestDigestSeparatesItsInputs(t *testing.T) {
 
 // TestVariantSpread: over 100 learner ids, each hunt hands out many different
 // variants, and every candidate of a hunt is somebody's bug. The figures are
-// logged (go test -v -run Spread).
+// logged (go test -v -run Spread; with -all, how many distinct answers they
+// have as well, which takes a minute or two).
 func TestVariantSpread(t *testing.T) {
 	const learners = 100
 	for _, h := range Catalogue() {
@@ -70,7 +71,11 @@ func TestVariantSpread(t *testing.T) {
 			bugs[v.Bug]++
 		}
 		space := h.Space()
-		t.Logf("hunt %2d: %3d variants in all; 100 learners got %3d distinct, bugs %v", h.Number, space, len(variants), spread(h, bugs))
+		answers := ""
+		if *allVariants {
+			answers = fmt.Sprintf("; %d distinct answers", distinctAnswers(t, h, variants))
+		}
+		t.Logf("hunt %2d: %3d variants in all; 100 learners got %3d distinct%s, bugs %v", h.Number, space, len(variants), answers, spread(h, bugs))
 		if want := min(space, learners) / 2; uint64(len(variants)) < want {
 			t.Errorf("hunt %d: %d distinct variants for 100 learners, want at least %d", h.Number, len(variants), want)
 		}
@@ -80,6 +85,22 @@ func TestVariantSpread(t *testing.T) {
 			}
 		}
 	}
+}
+
+// distinctAnswers is how many different answers (bug and event) the variants
+// have: two variants that differ only in timing may share one, and then two
+// learners could share it too.
+func distinctAnswers(t *testing.T, h *Hunt, variants map[uint64]int) int {
+	t.Helper()
+	seen := map[Submission]bool{}
+	for i := range variants {
+		a, err := h.At(i).Answer()
+		if err != nil {
+			t.Fatalf("hunt %d variant %d: %v", h.Number, i, err)
+		}
+		seen[Submission{Bug: a.Bug, Event: a.Seq}] = true
+	}
+	return len(seen)
 }
 
 func spread(h *Hunt, bugs map[quirk.Quirk]int) string {
