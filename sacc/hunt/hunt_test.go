@@ -127,7 +127,7 @@ func TestGrading(t *testing.T) {
 				t.Fatalf("answer %+v for bug %s", a, v.Bug)
 			}
 			right := Submission{Bug: a.Bug, Event: a.Seq}
-			if vd := judge(a, right); !vd.Solved() || !strings.HasPrefix(vd.Message(right), "Right") {
+			if vd := a.Judge(right); !vd.Solved() || !strings.HasPrefix(vd.Message(right), "Right") {
 				t.Errorf("the answer is refused: %+v %q", vd, vd.Message(right))
 			}
 			wrongBug := quirk.PhaseFirst
@@ -149,7 +149,7 @@ func TestGrading(t *testing.T) {
 				if c.s.Event == 0 {
 					continue // the answer is event 1: nothing is earlier
 				}
-				vd := judge(a, c.s)
+				vd := a.Judge(c.s)
 				msg := vd.Message(c.s)
 				if vd.Solved() || vd.BugRight != c.bugRight || vd.Event != c.event || !strings.Contains(msg, c.says) {
 					t.Errorf("%+v: verdict %+v, %q", c.s, vd, msg)
