@@ -129,10 +129,10 @@ func combos(h *Hunt, all bool) []uint64 {
 
 // TestEverySymptomShowsInEveryVariant runs every candidate of every hunt with
 // every combination of the hunt's parameters (a few seconds on one core; with
-// -short, a sample), and checks
-// that the run with the bug parts from the run without it at an event of its
-// own, that the hunt's symptom shows with the bug, that it does not show without
-// it, and that nothing the run says names a bug of the catalog.
+// -short, a sample), and checks that the run with the bug parts from the run
+// without it at an event of its own, that the hunt's symptom shows with the
+// bug, that it does not show without it, and that nothing the run says names a
+// bug of the catalog.
 func TestEverySymptomShowsInEveryVariant(t *testing.T) {
 	names := quirkNames()
 	for _, h := range Catalogue() {
