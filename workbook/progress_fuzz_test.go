@@ -26,7 +26,7 @@ func writeProgress(t *testing.T, data []byte) string {
 // or a full disk may leave them, through LoadProgress's decoder (the reading of
 // the file itself is TestLoadProgressBringsInRange's). It must never panic; a file it refuses
 // is named with the way out; a file it accepts gives a record every command can
-// use as it is (no null exercise, hints_shown a hint level or 0), which Save
+// use as it is (no null exercise or hunt, hints_shown a hint level or 0), which Save
 // writes to a file that reads back as the same record.
 func FuzzLoadProgress(f *testing.F) {
 	for _, seed := range []string{
@@ -37,6 +37,8 @@ func FuzzLoadProgress(f *testing.F) {
 		`{"exercises":{"a":{"hints_shown":99999999999}}}`,
 		`{"exercises":{"a":{"keyed_hints":[-1,7]}}}`,
 		`{"exercises":[]}`,
+		`{"exercises":{},"hunts":{"3":{"status":"solved","score":2}}}`,
+		`{"hunts":{"x":null}}`,
 		`{}`, `null`, `[]`, ``, `{"exercises":`, "\xff",
 	} {
 		f.Add([]byte(seed))
@@ -77,6 +79,14 @@ func checkProgress(t *testing.T, p *Progress) {
 		}
 		if e.HintsShown < 0 || e.HintsShown > HintLevels {
 			t.Fatalf("exercise %q: hints_shown %d", id, e.HintsShown)
+		}
+	}
+	if p.Hunts == nil {
+		t.Fatal("no hunts map")
+	}
+	for k, h := range p.Hunts {
+		if h == nil {
+			t.Fatalf("hunt %q recorded as nil", k)
 		}
 	}
 }
