@@ -36,6 +36,7 @@ func FuzzLoadProgress(f *testing.F) {
 		`{"exercises":{"a":{"hints_shown":-5}}}`,
 		`{"exercises":{"a":{"hints_shown":99999999999}}}`,
 		`{"exercises":{"a":{"keyed_hints":[-1,7]}}}`,
+		`{"eXerCises":{"":{"00000":"","fAiling":[]}}}`, // an empty list is saved as none
 		`{"exercises":[]}`,
 		`{"exercises":{},"hunts":{"3":{"status":"solved","score":2}}}`,
 		`{"hunts":{"x":null}}`,
