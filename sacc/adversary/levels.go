@@ -178,6 +178,7 @@ func completeProgress(s *State) string {
 func completeLevel(l *Level, phaseFirst bool, lines ...Line) *Level {
 	l.Cells = completeCells()
 	l.Locals = []string{"p", "id"}
+	l.LocalValues = [][]string{{"0", "1"}, {"7", "8"}}
 	l.Lines = append(lines, lineEndPoll)
 	l.Device = post(phaseFirst)
 	l.Progress = completeProgress

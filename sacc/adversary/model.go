@@ -144,8 +144,11 @@ type Level struct {
 	CPU    CPU
 	Cells  []Cell
 	Locals []string // the driver's local variables, by index
-	Lines  []Line
-	Device []Action
+	// LocalValues, if set, names a local's values as Cell.Values does (a
+	// local loaded from a cell holds that cell's value numbers).
+	LocalValues [][]string
+	Lines       []Line
+	Device      []Action
 	// Final judges a state where nothing more can happen: an empty string when
 	// the invariant held to the end.
 	Final func(s *State) string
@@ -509,7 +512,11 @@ func (l *Level) ViewOf(s *State, played int) View {
 		v.Lines = append(v.Lines, ln.Text)
 	}
 	for i, name := range l.Locals {
-		v.Locals = append(v.Locals, fmt.Sprintf("%s = %d", name, s.Regs[i]))
+		val := fmt.Sprint(s.Regs[i])
+		if i < len(l.LocalValues) && int(s.Regs[i]) < len(l.LocalValues[i]) {
+			val = l.LocalValues[i][s.Regs[i]]
+		}
+		v.Locals = append(v.Locals, name+" = "+val)
 	}
 	for i, c := range l.Cells {
 		v.Memory = append(v.Memory, fmt.Sprintf("%s = %s", c.Name, l.CellText(i, s.Mem[i])))

@@ -116,12 +116,20 @@ func (l *Level) Replay(schedule []int) (State, []Step, error) {
 		}
 		cs := l.Choices(&s)
 		if k < 1 || k > len(cs) {
-			return s, steps, fmt.Errorf("choice %d of the schedule is %d, but %d choices are open there (1 to %d)", i+1, k, len(cs), len(cs))
+			return s, steps, fmt.Errorf("choice %d of the schedule is %d, but %s", i+1, k, openText(len(cs)))
 		}
 		l.Apply(&s, cs[k-1])
 		steps = append(steps, Step{Choice: cs[k-1], After: s})
 	}
 	return s, steps, nil
+}
+
+// openText says how many choices are open.
+func openText(n int) string {
+	if n == 1 {
+		return "only choice 1 is open there"
+	}
+	return fmt.Sprintf("%d choices are open there (1 to %d)", n, n)
 }
 
 // MaxSchedule is the longest schedule a learner may send: far beyond any
