@@ -64,6 +64,9 @@ type Config struct {
 	// Hunts serves the bug hunts' pages (/hunts) with the learner's records
 	// and takes their answers; nil: the pages say the server has no workspace.
 	Hunts Hunts
+	// Adversary, if set, is the learner's record of the adversary levels, for
+	// /adversary's list; the levels themselves need nothing from the workspace.
+	Adversary AdversaryRecords
 	// Workbook, if set, serves the learner's exercises: /exercises/ID, the
 	// recorded runs at /runs/ID, and the files the learner edits under
 	// /source/exercises/… (package workbook, through cmd/saccbook).
@@ -189,6 +192,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	adv, err := newAdversaryPages(cfg.Adversary, chapters, assets, log)
+	if err != nil {
+		return nil, err
+	}
 
 	r := chi.NewRouter()
 	// GetHead must run before routing, so it is here and not in the group.
@@ -209,6 +216,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Get("/hunts", hunts.serveList)
 		r.Get("/hunts/{n}", func(w http.ResponseWriter, r *http.Request) {
 			hunts.serveHunt(w, r, chi.URLParam(r, "n"))
+		})
+		r.Get("/adversary", adv.serveList)
+		r.Get("/adversary/{level}", func(w http.ResponseWriter, r *http.Request) {
+			adv.serveLevel(w, r, chi.URLParam(r, "level"))
+		})
+		r.Get(AdversaryAPIPath+"{level}", func(w http.ResponseWriter, r *http.Request) {
+			adv.serveAPI(w, r, chi.URLParam(r, "level"))
 		})
 		// The one request that changes anything (huntPages says how it is
 		// guarded); every other POST gets 405 or 404 from the router.
@@ -389,6 +403,8 @@ type pageData struct {
 	// Progress is the learner's, by chapter slug; nil outside a workspace.
 	Progress map[string]*ChapterProgress
 	Hunts    *huntView // on the hunt pages
+	// Adversary is the adversary pages' view.
+	Adversary *adversaryView
 }
 
 // parseTemplate parses a page's template with the layout.

@@ -301,3 +301,19 @@ func readChoice(in *bufio.Scanner, n int) (int, error) {
 	}
 	return sched[0], nil
 }
+
+// servedRecords is the workspace's adversary record, as the server's list of
+// levels shows it.
+type servedRecords struct{ root string }
+
+func (r servedRecords) AdversaryStatus() (map[string]string, error) {
+	p, err := workbook.LoadProgress(r.root)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, a := range p.Adversary {
+		out[name] = string(a.Status)
+	}
+	return out, nil
+}

@@ -1,0 +1,251 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/saccbook/saccbook/sacc/adversary"
+)
+
+// The adversary pages: /adversary lists the levels, /adversary/LEVEL plays one.
+// The server keeps no game: a game is its schedule, the choices made so far,
+// carried in the address (?s=2,1,1), and every page and every answer of
+// /api/v1/adversary/LEVEL is a function of the level and that schedule. So a
+// game survives a reload or a restarted server, and can be sent to someone as
+// a link. Without JavaScript each choice is a link to the game one choice
+// longer; with it, static/adversary.js fetches the same state as JSON and draws
+// it in place (docs/PROTOCOL.md, "Adversary mode").
+
+// AdversaryRecords is the learner's record of the levels, for the list: read
+// only (the terminal's saccbook adversary play and solve write it).
+type AdversaryRecords interface {
+	// AdversaryStatus is each level's status by name: "won", "proved",
+	// "tried"; a level missing is not tried.
+	AdversaryStatus() (map[string]string, error)
+}
+
+// AdversaryAPIPath is where a level's state is served as JSON.
+const AdversaryAPIPath = "/api/v1/adversary/"
+
+// adversaryView is what the adversary templates see.
+type adversaryView struct {
+	Levels   []adversaryRow
+	Level    *adversary.Level
+	State    adversary.View
+	Schedule string // the game so far, as ?s= carries it
+	Choices  []adversaryChoice
+	Undo     string // the address of the game one choice shorter
+	Lines    []adversaryLine
+	Problem  string // a schedule that does not replay
+	Won      int
+	Proved   int
+	Recorded bool // the list shows the learner's record
+}
+
+type adversaryRow struct {
+	*adversary.Level
+	Status string
+}
+
+type adversaryChoice struct {
+	N    int
+	Kind string
+	Text string
+	Href string
+}
+
+type adversaryLine struct {
+	N       int
+	Text    string
+	Current bool
+}
+
+type adversaryPages struct {
+	records AdversaryRecords // nil: no workspace
+	log     *slog.Logger
+	list    *template.Template
+	one     *template.Template
+	render  func(t *template.Template, d pageData) ([]byte, error)
+}
+
+func newAdversaryPages(records AdversaryRecords, chapters []*Chapter, assets *assetSet, log *slog.Logger) (*adversaryPages, error) {
+	ap := &adversaryPages{records: records, log: log}
+	var err error
+	if ap.list, err = parseTemplate(assets, "adversaries.html"); err != nil {
+		return nil, err
+	}
+	if ap.one, err = parseTemplate(assets, "adversary.html"); err != nil {
+		return nil, err
+	}
+	ap.render = func(t *template.Template, d pageData) ([]byte, error) {
+		d.Chapters = chapters
+		return renderTemplate(t, d)
+	}
+	// Render both once, so that a template mistake is an error at start-up.
+	if _, err := ap.render(ap.list, pageData{Title: "Adversary mode", Adversary: &adversaryView{}}); err != nil {
+		return nil, err
+	}
+	v, _ := ap.game(adversary.Levels()[0], "")
+	if _, err := ap.render(ap.one, pageData{Title: "Adversary", Adversary: v}); err != nil {
+		return nil, err
+	}
+	return ap, nil
+}
+
+func (ap *adversaryPages) serveList(w http.ResponseWriter, r *http.Request) {
+	v := &adversaryView{}
+	status := map[string]string{}
+	if ap.records != nil {
+		var err error
+		if status, err = ap.records.AdversaryStatus(); err != nil {
+			ap.log.Error("adversary list", "err", err)
+			http.Error(w, "500 internal server error: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		v.Recorded = true
+	}
+	for _, l := range adversary.Levels() {
+		s := status[l.Name]
+		if s == "" {
+			s = "not tried"
+		}
+		switch s {
+		case "won":
+			v.Won++
+		case "proved":
+			v.Proved++
+		}
+		v.Levels = append(v.Levels, adversaryRow{Level: l, Status: s})
+	}
+	ap.write(w, http.StatusOK, ap.list, pageData{Title: "Adversary mode", Adversary: v})
+}
+
+// game is the view of level l after schedule text; a schedule that does not
+// replay is reported, with the game at its start.
+func (ap *adversaryPages) game(l *adversary.Level, text string) (*adversaryView, error) {
+	sched, err := adversary.ParseSchedule(text)
+	var s adversary.State
+	if err == nil {
+		s, _, err = l.Replay(sched)
+	}
+	v := &adversaryView{Level: l}
+	if err != nil {
+		sched, s = nil, l.Start()
+		v.Problem = "This game's schedule does not replay: " + err.Error() + ". It starts again from the beginning."
+	}
+	v.Schedule = adversary.FormatSchedule(sched)
+	v.State = l.ViewOf(&s, len(sched))
+	for i, t := range v.State.Lines {
+		v.Lines = append(v.Lines, adversaryLine{N: i + 1, Text: t, Current: i == v.State.PC})
+	}
+	for i, t := range v.State.Choices {
+		next := adversary.FormatSchedule(append(append([]int{}, sched...), i+1))
+		v.Choices = append(v.Choices, adversaryChoice{N: i + 1, Kind: v.State.Kinds[i], Text: t, Href: gameHref(l, next)})
+	}
+	if len(sched) > 0 {
+		v.Undo = gameHref(l, adversary.FormatSchedule(sched[:len(sched)-1]))
+	}
+	return v, err
+}
+
+// gameHref is the address of level l's game after schedule.
+func gameHref(l *adversary.Level, schedule string) string {
+	if schedule == "" {
+		return "/adversary/" + l.Name
+	}
+	return "/adversary/" + l.Name + "?s=" + url.QueryEscape(schedule)
+}
+
+func (ap *adversaryPages) serveLevel(w http.ResponseWriter, r *http.Request, name string) {
+	l, err := adversary.Lookup(name)
+	if err != nil || l.Name != name {
+		http.Error(w, "404 "+notLevel(name, err), http.StatusNotFound)
+		return
+	}
+	v, err := ap.game(l, r.URL.Query().Get("s"))
+	status := http.StatusOK
+	if err != nil {
+		status = http.StatusBadRequest
+	}
+	ap.write(w, status, ap.one, pageData{Title: fmt.Sprintf("Adversary %d: %s", l.Number, l.Title), Adversary: v})
+}
+
+func notLevel(name string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("no adversary level %q: levels are addressed by name", name)
+}
+
+// AdversaryLevel is a level as the JSON answer describes it.
+type AdversaryLevel struct {
+	Number    int    `json:"number"`
+	Name      string `json:"name"`
+	Title     string `json:"title"`
+	CPU       string `json:"cpu"`
+	Story     string `json:"story"`
+	Invariant string `json:"invariant"`
+	Breakable bool   `json:"breakable"`
+	Quirk     string `json:"quirk,omitempty"`
+	Lesson    string `json:"lesson"`
+	Chapter   string `json:"chapter"`
+}
+
+// AdversaryGame is the JSON answer of /api/v1/adversary/LEVEL?s=SCHEDULE.
+type AdversaryGame struct {
+	Level    AdversaryLevel `json:"level"`
+	Schedule string         `json:"schedule"`
+	State    adversary.View `json:"state"`
+}
+
+func (ap *adversaryPages) serveAPI(w http.ResponseWriter, r *http.Request, name string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	fail := func(status int, msg string) {
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	}
+	l, err := adversary.Lookup(name)
+	if err != nil || l.Name != name {
+		fail(http.StatusNotFound, notLevel(name, err))
+		return
+	}
+	sched, err := adversary.ParseSchedule(r.URL.Query().Get("s"))
+	var s adversary.State
+	if err == nil {
+		s, _, err = l.Replay(sched)
+	}
+	if err != nil {
+		msg := err.Error()
+		if !errors.Is(err, adversary.ErrSchedule) {
+			msg = "the schedule does not replay: " + msg
+		}
+		fail(http.StatusBadRequest, msg)
+		return
+	}
+	g := AdversaryGame{
+		Level: AdversaryLevel{Number: l.Number, Name: l.Name, Title: l.Title, CPU: l.CPU.Name, Story: l.Story, Invariant: l.Invariant,
+			Breakable: l.Breakable, Quirk: l.Quirk, Lesson: l.Lesson, Chapter: l.Chapter},
+		Schedule: adversary.FormatSchedule(sched),
+		State:    l.ViewOf(&s, len(sched)),
+	}
+	_ = json.NewEncoder(w).Encode(g)
+}
+
+func (ap *adversaryPages) write(w http.ResponseWriter, status int, t *template.Template, d pageData) {
+	body, err := ap.render(t, d)
+	if err != nil {
+		ap.log.Error("adversary page", "err", err)
+		http.Error(w, "500 internal server error: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
