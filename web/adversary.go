@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -215,26 +214,30 @@ func (ap *adversaryPages) serveAPI(w http.ResponseWriter, r *http.Request, name 
 		fail(http.StatusNotFound, notLevel(name, err))
 		return
 	}
-	sched, err := adversary.ParseSchedule(r.URL.Query().Get("s"))
-	var s adversary.State
-	if err == nil {
-		s, _, err = l.Replay(sched)
-	}
+	g, err := AdversaryGameOf(l, r.URL.Query().Get("s"))
 	if err != nil {
-		msg := err.Error()
-		if !errors.Is(err, adversary.ErrSchedule) {
-			msg = "the schedule does not replay: " + msg
-		}
-		fail(http.StatusBadRequest, msg)
+		fail(http.StatusBadRequest, err.Error())
 		return
 	}
-	g := AdversaryGame{
+	_ = json.NewEncoder(w).Encode(g)
+}
+
+// AdversaryGameOf is level l's game after the schedule text.
+func AdversaryGameOf(l *adversary.Level, text string) (AdversaryGame, error) {
+	sched, err := adversary.ParseSchedule(text)
+	if err != nil {
+		return AdversaryGame{}, err
+	}
+	s, _, err := l.Replay(sched)
+	if err != nil {
+		return AdversaryGame{}, fmt.Errorf("the schedule does not replay: %w", err)
+	}
+	return AdversaryGame{
 		Level: AdversaryLevel{Number: l.Number, Name: l.Name, Title: l.Title, CPU: l.CPU.Name, Story: l.Story, Invariant: l.Invariant,
 			Breakable: l.Breakable, Quirk: l.Quirk, Lesson: l.Lesson, Chapter: l.Chapter},
 		Schedule: adversary.FormatSchedule(sched),
 		State:    l.ViewOf(&s, len(sched)),
-	}
-	_ = json.NewEncoder(w).Encode(g)
+	}, nil
 }
 
 func (ap *adversaryPages) write(w http.ResponseWriter, status int, t *template.Template, d pageData) {

@@ -504,7 +504,10 @@ type View struct {
 
 // ViewOf describes s, with the choices open in it.
 func (l *Level) ViewOf(s *State, played int) View {
-	v := View{PC: int(s.PC), Played: played, Finished: s.Done, Broken: s.Broken}
+	// Empty lists, not nil ones: the JSON answer has [] where nothing is.
+	v := View{PC: int(s.PC), Played: played, Finished: s.Done, Broken: s.Broken,
+		Lines: []string{}, Locals: []string{}, Memory: []string{}, Buffer: []string{}, Posted: []string{},
+		Early: []string{}, Choices: []string{}, Kinds: []string{}}
 	if s.Done {
 		v.PC = -1
 	}
