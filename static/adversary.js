@@ -49,8 +49,9 @@ function codes(items, empty) {
 
 // gameTree is the game section's content for a server answer: the driver's
 // lines with the current one marked, the machine's state, then the choices
-// (or the verdict once the game is over) and the controls.
-export function gameTree(game) {
+// (or the verdict once the game is over) and the controls. saved is what
+// recording the finished game in the learner's progress said, if it was.
+export function gameTree(game, saved = "") {
   const st = game.state;
   const level = game.level;
   const schedule = parseSchedule(game.schedule);
@@ -76,6 +77,7 @@ export function gameTree(game) {
     next = [
       el("p", { class: "adv-verdict", role: "status", "data-won": String(st.won) }, st.verdict),
       el("p", { class: "adv-lesson" }, level.lesson),
+      saved ? el("p", { class: "adv-saved", role: "status" }, saved) : null,
     ];
   } else {
     next = [
@@ -96,11 +98,31 @@ export function gameTree(game) {
   }, board, next, controls);
 }
 
+// recordForm is the body of the POST that records a finished game: the server
+// replays the schedule itself and records the game as it ended.
+export function recordForm(token, schedule) {
+  return new URLSearchParams({ token, schedule: formatSchedule(schedule), reply: "json" });
+}
+
 // gameLink is the game link a click landed on, or null: a choice, undo or
 // start again, inside the game section.
 export function gameLink(target) {
   const a = target && target.closest ? target.closest("a.adv-choice, a.adv-undo, a.adv-restart") : null;
   return a && a.getAttribute("href") ? a : null;
+}
+
+// record posts a finished game for the learner's record and says how it went.
+async function record(level, token, schedule) {
+  try {
+    const r = await fetch("/adversary/" + encodeURIComponent(level) + "/record", { method: "POST", body: recordForm(token, schedule) });
+    const text = await r.text();
+    let ans;
+    try { ans = JSON.parse(text); } catch { ans = { error: text.trim() }; }
+    if (!r.ok) throw new Error(ans.error || r.statusText);
+    return ans.saved;
+  } catch (err) {
+    return "Your game could not be recorded: " + (err && err.message ? err.message : err);
+  }
 }
 
 // mountAdversary takes over a server-drawn game section: the DOM layer of this
@@ -118,6 +140,11 @@ export function mountAdversary(section) {
       if (!r.ok) throw new Error(game.error || r.statusText);
       renderInto(section, gameTree(game));
       if (push) history.pushState({ schedule }, "", pageHref(level, schedule));
+      // A game played to its end here goes into the learner's record, once,
+      // when the server has one (data-token); going back and forth does not
+      // play it again.
+      const token = section.dataset.token;
+      if (push && token && game.state.over) renderInto(section, gameTree(game, await record(level, token, schedule)));
     } catch (err) {
       const p = document.createElement("p");
       p.className = "adv-problem";

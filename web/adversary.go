@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -20,12 +21,15 @@ import (
 // longer; with it, static/adversary.js fetches the same state as JSON and draws
 // it in place (docs/PROTOCOL.md, "Adversary mode").
 
-// AdversaryRecords is the learner's record of the levels, for the list: read
-// only (the terminal's saccbook adversary play and solve write it).
+// AdversaryRecords is the learner's record of the levels in the workspace's
+// progress file, as saccbook adversary play and solve keep it.
 type AdversaryRecords interface {
 	// AdversaryStatus is each level's status by name: "won", "proved",
 	// "tried"; a level missing is not tried.
 	AdversaryStatus() (map[string]string, error)
+	// RecordPlay notes a game of level name played to its end, as
+	// saccbook adversary play does: won, in choices choices, or not.
+	RecordPlay(name string, won bool, choices int) error
 }
 
 // AdversaryAPIPath is where a level's state is served as JSON.
@@ -43,7 +47,9 @@ type adversaryView struct {
 	Problem  string // a schedule that does not replay
 	Won      int
 	Proved   int
-	Recorded bool // the list shows the learner's record
+	Recorded bool   // the server has the learner's record
+	Token    string // this launch's token, for the record's form
+	Saved    string // what recording the game did, after its POST
 }
 
 type adversaryRow struct {
@@ -66,15 +72,20 @@ type adversaryLine struct {
 
 type adversaryPages struct {
 	records AdversaryRecords // nil: no workspace
+	token   string
+	hosts   *hostMatcher
 	log     *slog.Logger
 	list    *template.Template
 	one     *template.Template
 	render  func(t *template.Template, d pageData) ([]byte, error)
 }
 
-func newAdversaryPages(records AdversaryRecords, chapters []*Chapter, assets *assetSet, log *slog.Logger) (*adversaryPages, error) {
-	ap := &adversaryPages{records: records, log: log}
-	var err error
+func newAdversaryPages(records AdversaryRecords, chapters []*Chapter, assets *assetSet, hosts *hostMatcher, log *slog.Logger) (*adversaryPages, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, fmt.Errorf("web: record token: %w", err)
+	}
+	ap := &adversaryPages{records: records, token: token, hosts: hosts, log: log}
 	if ap.list, err = parseTemplate(assets, "adversaries.html"); err != nil {
 		return nil, err
 	}
@@ -132,7 +143,7 @@ func (ap *adversaryPages) game(l *adversary.Level, text string) (*adversaryView,
 	if err == nil {
 		s, _, err = l.Replay(sched)
 	}
-	v := &adversaryView{Level: l}
+	v := &adversaryView{Level: l, Recorded: ap.records != nil, Token: ap.token}
 	if err != nil {
 		sched, s = nil, l.Start()
 		v.Problem = "This game's schedule does not replay: " + err.Error() + ". It starts again from the beginning."
@@ -170,6 +181,70 @@ func (ap *adversaryPages) serveLevel(w http.ResponseWriter, r *http.Request, nam
 	status := http.StatusOK
 	if err != nil {
 		status = http.StatusBadRequest
+	}
+	ap.write(w, status, ap.one, pageData{Title: fmt.Sprintf("Adversary %d: %s", l.Number, l.Title), Adversary: v})
+}
+
+// serveRecord answers POST /adversary/LEVEL/record: a game played to its end
+// in the browser goes into the learner's record. It is guarded as a hunt's
+// answer is (web/hunts.go says why): from this computer, with the page's own
+// Origin or none, with this launch's token. The server replays the schedule
+// itself, so only a game that really ended is recorded, and as it really
+// ended.
+func (ap *adversaryPages) serveRecord(w http.ResponseWriter, r *http.Request, name string) {
+	if !loopbackPeer(r) {
+		ap.log.Warn("refused an adversary record from another computer", "remote", r.RemoteAddr)
+		http.Error(w, "403 forbidden: games are recorded from this computer only", http.StatusForbidden)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host, ap.hosts) {
+		ap.log.Warn("refused an adversary record from a foreign Origin", "origin", origin, "host", r.Host)
+		http.Error(w, "403 forbidden: cross-origin request", http.StatusForbidden)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "400 bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(ap.token)) != 1 {
+		ap.log.Warn("refused an adversary record without this launch's token", "remote", r.RemoteAddr)
+		http.Error(w, "403 forbidden: this page is not from this saccbook serve (it may have restarted): reload it", http.StatusForbidden)
+		return
+	}
+	l, err := adversary.Lookup(name)
+	if err != nil || l.Name != name {
+		http.Error(w, "404 "+notLevel(name, err), http.StatusNotFound)
+		return
+	}
+	if ap.records == nil {
+		http.Error(w, "409 conflict: this server found no workspace, so it keeps no record: run saccbook serve inside the saccbook workspace", http.StatusConflict)
+		return
+	}
+	v, err := ap.game(l, r.PostForm.Get("schedule"))
+	status := http.StatusOK
+	switch {
+	case err != nil:
+		status = http.StatusBadRequest
+	case !v.State.Over:
+		v.Problem = "This game is not over yet: there is nothing to record."
+		status = http.StatusBadRequest
+	default:
+		if err := ap.records.RecordPlay(l.Name, v.State.Won, v.State.Played); err != nil {
+			ap.log.Error("adversary record", "err", err)
+			http.Error(w, "500 internal server error: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		v.Saved = "Recorded in your progress: a game the driver held."
+		if v.State.Won {
+			v.Saved = fmt.Sprintf("Recorded in your progress: won in %d choices.", v.State.Played)
+		}
+	}
+	if r.PostForm.Get("reply") == "json" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"saved": v.Saved, "error": v.Problem})
+		return
 	}
 	ap.write(w, status, ap.one, pageData{Title: fmt.Sprintf("Adversary %d: %s", l.Number, l.Title), Adversary: v})
 }
@@ -249,6 +324,9 @@ func (ap *adversaryPages) write(w http.ResponseWriter, status int, t *template.T
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	// The record's POST must show where it comes from (see serveRecord); under
+	// the site's no-referrer policy a browser would send "Origin: null".
+	w.Header().Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

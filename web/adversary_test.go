@@ -2,7 +2,9 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +15,76 @@ import (
 type fakeRecords map[string]string
 
 func (f fakeRecords) AdversaryStatus() (map[string]string, error) { return f, nil }
+
+func (f fakeRecords) RecordPlay(name string, won bool, choices int) error {
+	if won {
+		f[name] = fmt.Sprintf("won in %d", choices)
+	} else if f[name] == "" {
+		f[name] = "tried"
+	}
+	return nil
+}
+
+var recordToken = regexp.MustCompile(`name="token" value="([0-9a-f]+)"`)
+
+// TestAdversaryRecord: a game played to its end in the browser is recorded as
+// it really ended, by the server's own replay, and only with the guards a hunt's
+// answer has.
+func TestAdversaryRecord(t *testing.T) {
+	rec := fakeRecords{}
+	ts := newTestServer(t, func(c *Config) { c.Adversary = rec })
+	l, _ := adversary.Lookup("missing-rmb")
+	sched := adversary.FormatSchedule(l.Solve(adversary.DefaultBound).Schedule)
+	w := ts.get("/adversary/missing-rmb?s=" + url.QueryEscape(sched))
+	m := recordToken.FindStringSubmatch(w.Body.String())
+	if w.Code != 200 || m == nil || !strings.Contains(w.Body.String(), `<form class="adv-record" method="post" action="/adversary/missing-rmb/record">`) ||
+		w.Header().Get("Referrer-Policy") != "same-origin" {
+		t.Fatalf("the won game's page: %d %v\n%.3000s", w.Code, w.Header(), w.Body.String())
+	}
+	token := m[1]
+	form := func(tok, s string) url.Values { return url.Values{"token": {tok}, "schedule": {s}} }
+	for _, c := range []struct {
+		what    string
+		path    string
+		form    url.Values
+		headers map[string]string
+		code    int
+	}{
+		{"no token", "/adversary/missing-rmb/record", form("", sched), nil, 403},
+		{"another launch's token", "/adversary/missing-rmb/record", form(strings.Repeat("0", 32), sched), nil, 403},
+		{"from another computer", "/adversary/missing-rmb/record", form(token, sched), map[string]string{"Remote": "192.0.2.7:5000"}, 403},
+		{"from another site", "/adversary/missing-rmb/record", form(token, sched), map[string]string{"Origin": "http://evil.example"}, 403},
+		{"Origin: null", "/adversary/missing-rmb/record", form(token, sched), map[string]string{"Origin": "null"}, 403},
+		{"a game not over", "/adversary/missing-rmb/record", form(token, "2,2"), nil, 400},
+		{"a schedule that does not replay", "/adversary/missing-rmb/record", form(token, "9"), nil, 400},
+		{"an unknown level", "/adversary/no-such/record", form(token, sched), nil, 404},
+	} {
+		if w := ts.post(c.path, c.form, c.headers); w.Code != c.code {
+			t.Errorf("%s: %d, want %d: %.300s", c.what, w.Code, c.code, w.Body.String())
+		}
+	}
+	if len(rec) != 0 {
+		t.Fatalf("refused requests recorded %v", rec)
+	}
+	w = ts.post("/adversary/missing-rmb/record", form(token, sched), map[string]string{"Origin": "http://127.0.0.1:8080"})
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "Recorded in your progress: won in 7 choices.") || rec["missing-rmb"] != "won in 7" {
+		t.Errorf("the record: %d %v\n%.2000s", w.Code, rec, w.Body.String())
+	}
+	f := form(token, heldSchedule(t, "rmb"))
+	f.Set("reply", "json")
+	w = ts.post("/adversary/rmb/record", f, nil)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"saved":"Recorded in your progress: a game the driver held."`) || rec["rmb"] != "tried" {
+		t.Errorf("a held game, in JSON: %d %v %s", w.Code, rec, w.Body.String())
+	}
+	// Without a workspace there is no record, no form and no token.
+	bare := newTestServer(t, nil)
+	if body := bare.get("/adversary/missing-rmb?s=" + url.QueryEscape(sched)).Body.String(); strings.Contains(body, "adv-record") || strings.Contains(body, "data-token") {
+		t.Errorf("a server without a workspace offers to record:\n%.2000s", body)
+	}
+	if w := bare.post("/adversary/missing-rmb/record", form(token, sched), nil); w.Code != 403 && w.Code != 409 {
+		t.Errorf("a record on a server without a workspace: %d", w.Code)
+	}
+}
 
 var choiceLink = regexp.MustCompile(`<a class="adv-choice" data-choice="([0-9]+)" data-kind="([a-z]+)" href="([^"]+)">`)
 
@@ -83,5 +155,22 @@ func TestAdversaryAPI(t *testing.T) {
 	w = ts.get("/adversary/wmb?s=9,9")
 	if w.Code != 400 || !strings.Contains(w.Body.String(), "does not replay") || !strings.Contains(w.Body.String(), `data-schedule=""`) {
 		t.Errorf("a page with a schedule that does not replay: %d\n%.2000s", w.Code, w.Body.String())
+	}
+}
+
+// heldSchedule plays level name to its end, always with the last choice open.
+func heldSchedule(t *testing.T, name string) string {
+	t.Helper()
+	l, _ := adversary.Lookup(name)
+	var sched []int
+	for {
+		s, _, err := l.Replay(sched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if over, _ := l.Over(&s); over {
+			return adversary.FormatSchedule(sched)
+		}
+		sched = append(sched, len(l.Choices(&s)))
 	}
 }

@@ -64,8 +64,9 @@ type Config struct {
 	// Hunts serves the bug hunts' pages (/hunts) with the learner's records
 	// and takes their answers; nil: the pages say the server has no workspace.
 	Hunts Hunts
-	// Adversary, if set, is the learner's record of the adversary levels, for
-	// /adversary's list; the levels themselves need nothing from the workspace.
+	// Adversary, if set, is the learner's record of the adversary levels: the
+	// list shows it, and a game played to its end in the browser adds to it;
+	// the levels themselves need nothing from the workspace.
 	Adversary AdversaryRecords
 	// Workbook, if set, serves the learner's exercises: /exercises/ID, the
 	// recorded runs at /runs/ID, and the files the learner edits under
@@ -192,7 +193,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	adv, err := newAdversaryPages(cfg.Adversary, chapters, assets, log)
+	adv, err := newAdversaryPages(cfg.Adversary, chapters, assets, hosts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -224,10 +225,14 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Get(AdversaryAPIPath+"{level}", func(w http.ResponseWriter, r *http.Request) {
 			adv.serveAPI(w, r, chi.URLParam(r, "level"))
 		})
-		// The one request that changes anything (huntPages says how it is
-		// guarded); every other POST gets 405 or 404 from the router.
+		// The two requests that change anything, the learner's progress file
+		// (huntPages says how they are guarded); every other POST gets 405 or
+		// 404 from the router.
 		r.Post("/hunts/{n}/submit", func(w http.ResponseWriter, r *http.Request) {
 			hunts.serveSubmit(w, r, chi.URLParam(r, "n"))
+		})
+		r.Post("/adversary/{level}/record", func(w http.ResponseWriter, r *http.Request) {
+			adv.serveRecord(w, r, chi.URLParam(r, "level"))
 		})
 		if cfg.Source != nil || cfg.Workbook != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {

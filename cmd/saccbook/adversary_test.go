@@ -142,3 +142,31 @@ func TestAdversaryErrors(t *testing.T) {
 		t.Errorf("the corrupt file changed: %s", data)
 	}
 }
+
+// TestServedRecords: the server's games go into the same record as the
+// terminal's, beside the rest of the progress file.
+func TestServedRecords(t *testing.T) {
+	root := adversaryRoot(t)
+	hunts := `{"hunts": {"3": {"status": "solved", "score": 8}}}`
+	if err := os.WriteFile(filepath.Join(root, workbook.ProgressFile), []byte(hunts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := servedRecords{root}
+	if err := r.RecordPlay("missing-wmb", true, 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RecordPlay("wmb", false, 9); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.AdversaryStatus()
+	if err != nil || got["missing-wmb"] != "won" || got["wmb"] != "tried" || len(got) != 2 {
+		t.Errorf("status: %v, %v", got, err)
+	}
+	code, out, _ := runCLI(t, "", "adversary", "list", "--root", root)
+	if code != 0 || !strings.Contains(out, "won in 6") {
+		t.Errorf("list:\n%s", out)
+	}
+	if p, err := workbook.LoadProgress(root); err != nil || p.HuntStatusOf(3).Score != 8 {
+		t.Errorf("the hunt's record: %v", err)
+	}
+}

@@ -302,9 +302,14 @@ func readChoice(in *bufio.Scanner, n int) (int, error) {
 	return sched[0], nil
 }
 
-// servedRecords is the workspace's adversary record, as the server's list of
-// levels shows it.
+// servedRecords is the workspace's adversary record, as the server's pages
+// show it and add the browser's games to it.
 type servedRecords struct{ root string }
+
+func (r servedRecords) RecordPlay(name string, won bool, choices int) error {
+	rec := &record{root: r.root, now: time.Now}
+	return rec.update(func(p *workbook.Progress) { p.RecordPlay(name, won, choices, rec.now()) })
+}
 
 func (r servedRecords) AdversaryStatus() (map[string]string, error) {
 	p, err := workbook.LoadProgress(r.root)

@@ -1,7 +1,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { apiHref, formatSchedule, gameLink, gameTree, pageHref, parseSchedule, scheduleOf } from "../adversary.js";
+import { apiHref, formatSchedule, gameLink, gameTree, pageHref, parseSchedule, recordForm, scheduleOf } from "../adversary.js";
 import { classList, textOf } from "../vnode.js";
 
 // What /api/v1/adversary/LEVEL answers (go test ./static writes it): every step
@@ -89,4 +89,12 @@ test("gameLink finds the game's links only", () => {
   assert.equal(gameLink({ closest: () => a }), a);
   assert.equal(gameLink({ closest: () => null }), null);
   assert.equal(gameLink(null), null);
+});
+
+test("a recorded game says so; the record's form carries the token and the schedule", () => {
+  assert.equal(find(gameTree(won), "adv-saved").length, 0);
+  const saved = find(gameTree(won, "Recorded in your progress: won in 6 choices."), "adv-saved");
+  assert.equal(saved.length, 1);
+  assert.equal(textOf(saved[0]), "Recorded in your progress: won in 6 choices.");
+  assert.equal(recordForm("ab12", [1, 4]).toString(), "token=ab12&schedule=1%2C4&reply=json");
 });

@@ -2,20 +2,78 @@ package browser_test
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/saccbook/saccbook/chapters"
 	"github.com/saccbook/saccbook/sacc/adversary"
+	"github.com/saccbook/saccbook/static"
+	"github.com/saccbook/saccbook/web"
+	"github.com/saccbook/saccbook/web/live"
 )
+
+// memRecords keeps the adversary levels' records in memory.
+type memRecords struct {
+	mu   sync.Mutex
+	won  map[string]int // level: choices
+	held map[string]int // level: games the driver held
+}
+
+func (m *memRecords) AdversaryStatus() (map[string]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for name := range m.held {
+		out[name] = "tried"
+	}
+	for name := range m.won {
+		out[name] = "won"
+	}
+	return out, nil
+}
+
+func (m *memRecords) RecordPlay(name string, won bool, choices int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if won {
+		m.won[name] = choices
+	} else {
+		m.held[name]++
+	}
+	return nil
+}
+
+func adversaryServer(t *testing.T, rec web.AdversaryRecords) string {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hub := live.New(live.Options{AllowedOrigins: web.OriginPatterns(web.DefaultAllowedHosts()), Logger: quiet})
+	h, err := web.NewHandler(web.Config{Chapters: chapters.FS, Static: static.FS, Live: hub,
+		AllowedHosts: web.DefaultAllowedHosts(), Logger: quiet, Adversary: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		hub.Close()
+		ts.Close()
+	})
+	return ts.URL
+}
 
 // TestAdversaryInTheBrowser: the list of levels, then a level played by clicks
 // along the solver's breaking schedule, drawn in place by static/adversary.js
 // (the page is never loaded again: a mark left on window survives), to the win;
-// undo and the browser's back button go one choice back.
+// the win goes into the learner's record; undo and the browser's back button
+// go one choice back.
 func TestAdversaryInTheBrowser(t *testing.T) {
-	base := server(t)
+	rec := &memRecords{won: map[string]int{}, held: map[string]int{}}
+	base := adversaryServer(t, rec)
 	l, _ := adversary.Lookup("ack-then-drain")
 	r := l.Solve(adversary.DefaultBound)
 	if !r.Broken() {
@@ -41,10 +99,16 @@ func TestAdversaryInTheBrowser(t *testing.T) {
 				screenshot(t, ctx, fmt.Sprintf("adversary-game-%d", width))
 			}
 		}
-		got := run(t, ctx, "the verdict", chromedp.Evaluate[string](`[document.querySelector(".adversary-game").dataset.won, window.stayed, location.search, document.querySelector(".adv-verdict").textContent].join(" | ")`))
-		if !strings.HasPrefix(got, "true | true | ?s=") || !strings.Contains(got, "You broke it: "+r.Why) {
+		got := run(t, ctx, "the verdict", chromedp.Evaluate[string](`[document.querySelector(".adversary-game").dataset.won, window.stayed, location.search, document.querySelector(".adv-verdict").textContent, document.querySelector(".adv-saved").textContent].join(" | ")`))
+		if !strings.HasPrefix(got, "true | true | ?s=") || !strings.Contains(got, "You broke it: "+r.Why) ||
+			!strings.HasSuffix(got, fmt.Sprintf("Recorded in your progress: won in %d choices.", len(r.Schedule))) {
 			t.Errorf("after the solver's schedule: %q", got)
 		}
+		rec.mu.Lock()
+		if rec.won[l.Name] != len(r.Schedule) {
+			t.Errorf("the record: %v", rec.won)
+		}
+		rec.mu.Unlock()
 		run(t, ctx, "show the verdict", chromedp.Evaluate[bool](`(() => { document.querySelector(".adv-verdict").scrollIntoView({block: "center"}); return true; })()`))
 		screenshot(t, ctx, fmt.Sprintf("adversary-won-%d", width))
 		shorter := adversary.FormatSchedule(r.Schedule[:len(r.Schedule)-1])
@@ -54,4 +118,6 @@ func TestAdversaryInTheBrowser(t *testing.T) {
 		waitFor(t, ctx, "the won game again", `document.querySelector(".adversary-game").dataset.won === "true" && window.stayed === true`)
 		noErrors(t, errs)
 	}
+	do(t, browser(t, 1280, 900), "the list with the record", chromedp.Navigate(base+"/adversary"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-level="ack-then-drain"][data-status="won"]`)))
 }
