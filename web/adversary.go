@@ -50,6 +50,10 @@ type adversaryView struct {
 	Recorded bool   // the server has the learner's record
 	Token    string // this launch's token, for the record's form
 	Saved    string // what recording the game did, after its POST
+	// Solver is the solver's answer for the level, in a sentence; SolverHref
+	// the game after its breaking schedule, if it found one.
+	Solver     string
+	SolverHref string
 }
 
 type adversaryRow struct {
@@ -150,6 +154,13 @@ func (ap *adversaryPages) game(l *adversary.Level, text string) (*adversaryView,
 	}
 	v.Schedule = adversary.FormatSchedule(sched)
 	v.State = l.ViewOf(&s, len(sched))
+	// Every level's search takes well under a millisecond (the package's tests
+	// log the figures), so the page asks it afresh rather than keeping it.
+	res := l.Solve(adversary.DefaultBound)
+	v.Solver = res.Summary()
+	if res.Broken() {
+		v.SolverHref = gameHref(l, adversary.FormatSchedule(res.Schedule))
+	}
 	for i, t := range v.State.Lines {
 		v.Lines = append(v.Lines, adversaryLine{N: i + 1, Text: t, Current: i == v.State.PC})
 	}

@@ -152,6 +152,14 @@ func TestAdversaryAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d and %q", c.path, w.Code, w.Body.String(), c.code, c.want)
 		}
 	}
+	w = ts.get("/adversary/wmb")
+	if body := w.Body.String(); !strings.Contains(body, "no schedule of ≤ 60 choices breaks it") || strings.Contains(body, "adv-solver-play") {
+		t.Errorf("wmb's solver:\n%.3000s", body)
+	}
+	w = ts.get("/adversary/missing-wmb")
+	if body := w.Body.String(); !strings.Contains(body, "broken in 6 choices") || !strings.Contains(body, `<a class="adv-solver-play" href="/adversary/missing-wmb?s=1%2C1%2C1%2C1%2C4%2C4">`) {
+		t.Errorf("missing-wmb's solver:\n%.3000s", body[max(strings.Index(body, "adv-solver"), 0):])
+	}
 	w = ts.get("/adversary/wmb?s=9,9")
 	if w.Code != 400 || !strings.Contains(w.Body.String(), "does not replay") || !strings.Contains(w.Body.String(), `data-schedule=""`) {
 		t.Errorf("a page with a schedule that does not replay: %d\n%.2000s", w.Code, w.Body.String())

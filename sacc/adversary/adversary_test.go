@@ -149,8 +149,12 @@ func FuzzParseSchedule(f *testing.F) {
 		if err != nil || FormatSchedule(again) != FormatSchedule(sched) {
 			t.Fatalf("round trip of %q: %v, %v", text, again, err)
 		}
-		for _, l := range Levels()[:1] {
-			l.Replay(sched) // must not panic, whatever the schedule
+		for _, l := range Levels() {
+			s, steps, err := l.Replay(sched) // must not panic, whatever the schedule
+			if err == nil && len(steps) != len(sched) {
+				t.Fatalf("level %s: %d steps for %d choices", l.Name, len(steps), len(sched))
+			}
+			l.ViewOf(&s, len(steps))
 		}
 	})
 }

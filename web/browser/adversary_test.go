@@ -111,6 +111,8 @@ func TestAdversaryInTheBrowser(t *testing.T) {
 		rec.mu.Unlock()
 		run(t, ctx, "show the verdict", chromedp.Evaluate[bool](`(() => { document.querySelector(".adv-verdict").scrollIntoView({block: "center"}); return true; })()`))
 		screenshot(t, ctx, fmt.Sprintf("adversary-won-%d", width))
+		do(t, ctx, "ask the solver", chromedp.Click(chromedp.CSS(".adv-solver summary")), chromedp.WaitVisible(chromedp.CSS(".adv-solver-play")))
+		screenshot(t, ctx, fmt.Sprintf("adversary-solver-%d", width))
 		shorter := adversary.FormatSchedule(r.Schedule[:len(r.Schedule)-1])
 		do(t, ctx, "undo", chromedp.Click(chromedp.CSS(".adversary-game a.adv-undo")))
 		waitFor(t, ctx, "the game one choice back", fmt.Sprintf(`document.querySelector(".adversary-game").dataset.schedule === %q && document.querySelector(".adversary-game").dataset.won === "false"`, shorter))
