@@ -71,3 +71,24 @@ func TestTheMachineBreaksTheSameWay(t *testing.T) {
 		}
 	}
 }
+
+// TestX86KeepsTheOrder: the x86-relaxed level holds, and so does the machine:
+// missing-wmb on x86-64 leaves no descriptor overtaken.
+func TestX86KeepsTheOrder(t *testing.T) {
+	l, _ := Lookup("x86-relaxed")
+	if l.Breakable || l.CPU.Weak {
+		t.Fatalf("x86-relaxed: breakable %v, weak %v", l.Breakable, l.CPU.Weak)
+	}
+	s, _ := scenario.Find("barriers")
+	m, err := machine.New(machine.Config{Seed: 1, Quirks: quirk.Set(0).With(quirk.MissingWMB)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := s.Run(m, &scenario.Env{Log: &log, Options: map[string]string{"cpu": "x86"}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "overtook") || !strings.Contains(log.String(), "8 of 8 copies arrived") {
+		t.Errorf("barriers on x86 with missing-wmb:\n%s", log.String())
+	}
+}
