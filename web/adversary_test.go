@@ -94,7 +94,7 @@ func TestAdversaryPagesPlayWithoutScript(t *testing.T) {
 	ts := newTestServer(t, func(c *Config) { c.Adversary = fakeRecords{"missing-wmb": "won", "wmb": "proved"} })
 	w := ts.get("/adversary")
 	body := w.Body.String()
-	if w.Code != 200 || !strings.Contains(body, "1 won, 1 proved, of 12 levels") ||
+	if w.Code != 200 || !strings.Contains(body, "1 won, 1 proved, of 13 levels") ||
 		!strings.Contains(body, `<tr data-level="missing-wmb" data-status="won">`) || !strings.Contains(body, `<a href="/adversary/rmb">`) {
 		t.Errorf("/adversary: %d\n%.3000s", w.Code, body)
 	}

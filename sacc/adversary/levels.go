@@ -395,6 +395,13 @@ func buildLevels() []*Level {
 			Lesson: "Every completion is either in memory before the read-back returns, where the drain finds it, or posted after the acknowledgement landed, and then it raises a new interrupt.",
 		}, false, append([]Line{lineWait, lineAck, lineReadBack}, append(drain(3, 7), lineReturn)...)...),
 		irqLevel(&Level{
+			Name:  "drain-ack-readback-drain",
+			Title: "Drain, acknowledge, read back, drain again",
+			Story: "The handler drains first, then acknowledges, reads IRQ_STATUS back, and drains once more. " +
+				"The first drain is the one that broke drain-then-ack; the second comes after the acknowledgement has landed.",
+			Lesson: "Any completion the first drain missed is in memory by the time the read-back returns, or raised a new interrupt after it: what no order can do without is the read-back.",
+		}, false, append(append(append([]Line{lineWait}, drain(1, 5)...), lineAck, lineReadBack), append(drain(7, 11), lineReturn)...)...),
+		irqLevel(&Level{
 			Name:  "msi-before-completion",
 			Title: "A device that signals before it writes",
 			Story: "The correct handler — acknowledge, read back, drain — against a device that sends the completion's " +
