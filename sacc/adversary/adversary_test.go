@@ -158,3 +158,11 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 	})
 }
+
+func TestRegisterNamesAreTheDatasheets(t *testing.T) {
+	for r, want := range map[Register]string{SQTail: "SQ_TAIL", IRQAck: "IRQ_ACK", IRQStatus: "IRQ_STATUS"} {
+		if got := RegisterName(r); got != want {
+			t.Errorf("register %d: %q, want %q", r, got, want)
+		}
+	}
+}

@@ -67,8 +67,8 @@ func submitLines(doorbell ...Line) []Line {
 
 var (
 	lineWMB           = Line{Text: "wmb();", Op: OpWMB}
-	lineDoorbellRelax = Line{Text: "writel_relaxed(1, SQ_TAIL);", Op: OpWritelRelaxed, Dev: SQTail, Val: 1}
-	lineDoorbell      = Line{Text: "writel(1, SQ_TAIL);", Op: OpWritel, Dev: SQTail, Val: 1}
+	lineDoorbellRelax = Line{Text: "writel_relaxed(1, " + RegisterName(SQTail) + ");", Op: OpWritelRelaxed, Dev: SQTail, Val: 1}
+	lineDoorbell      = Line{Text: "writel(1, " + RegisterName(SQTail) + ");", Op: OpWritel, Dev: SQTail, Val: 1}
 )
 
 // fetch is the device's fetch of descriptor 0 once the doorbell has landed:
@@ -211,8 +211,8 @@ const (
 // The handler's lines; each level puts them in its own order.
 var (
 	lineWait      = Line{Text: "/* wait for the interrupt; the handler starts below */", Op: OpWait}
-	lineAck       = Line{Text: "writel(1, IRQ_ACK);", Op: OpWritel, Dev: IRQAck, Val: 1}
-	lineReadBack  = Line{Text: "status = readl(IRQ_STATUS);   /* waits for the posted IRQ_ACK */", Op: OpReadl, Dev: IRQStatus, Reg: localStatus}
+	lineAck       = Line{Text: "writel(1, " + RegisterName(IRQAck) + ");", Op: OpWritel, Dev: IRQAck, Val: 1}
+	lineReadBack  = Line{Text: "status = readl(" + RegisterName(IRQStatus) + ");   /* waits for the posted " + RegisterName(IRQAck) + " */", Op: OpReadl, Dev: IRQStatus, Reg: localStatus}
 	lineDrainLoad = Line{Text: "p = cq[head].phase;", Op: OpLoad, Cell: 0, Index: localHead + 1, Reg: localPhase}
 	lineReap      = Line{Text: "complete(cq[head]); head++;", Op: OpDo, Do: func(s *State) { s.Regs[localHead]++ }}
 	lineReturn    = Line{Text: "return IRQ_HANDLED;", Op: OpReturn}

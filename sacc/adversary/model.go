@@ -15,6 +15,8 @@ package adversary
 import (
 	"fmt"
 	"strings"
+
+	"github.com/saccbook/saccbook/sacc"
 )
 
 // Limits of a state: small fixed arrays keep State comparable, so the solver's
@@ -449,18 +451,21 @@ func Interrupt(s *State) {
 	s.IRQPending = true
 }
 
-// RegisterName is a register's name as the datasheet gives it.
-func RegisterName(r Register) string {
+// Offset is the register's offset in BAR0, from the datasheet.
+func (r Register) Offset() uint32 {
 	switch r {
 	case SQTail:
-		return "SQ_TAIL"
+		return sacc.RegSQTail
 	case IRQAck:
-		return "IRQ_ACK"
+		return sacc.RegIRQAck
 	case IRQStatus:
-		return "IRQ_STATUS"
+		return sacc.RegIRQStatus
 	}
-	return "?"
+	return sacc.RegFileEnd // reserved: named "reserved"
 }
+
+// RegisterName is a register's name as the datasheet gives it.
+func RegisterName(r Register) string { return sacc.RegName(r.Offset()) }
 
 // CellText is a cell's value as the level names it.
 func (l *Level) CellText(cell int, v int8) string {
