@@ -38,7 +38,9 @@ and 1 when you did not. Some levels are correct drivers that cannot be broken: t
 solver proves it, and the level's record says "proved" once you have run it.
 
 Your progress (won, proved, tried) is kept in exercises/.saccbook-progress.json,
-beside the bug hunts' scores, when you play inside the workspace.`
+beside the bug hunts' scores, when you play inside the workspace. saccbook serve
+has the same levels at /adversary, played by clicking; a game you finish there is
+recorded too.`
 
 func adversaryCommand() command {
 	return command{
