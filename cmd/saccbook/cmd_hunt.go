@@ -52,8 +52,9 @@ not.
 
 What this is not: a secure exam. You have the key and the source, so you could
 compute your variant, run it with and without each candidate bug and compare the
-traces. The hunts are there to teach you to read a machine; that shortcut
-teaches nothing.`
+traces; the hunts' source lists each hunt's candidates, and the grader's "too
+early" and "too late" would bisect an event number. The hunts are there to teach
+you to read a machine; those shortcuts teach nothing.`
 
 func huntCommand() command {
 	return command{
