@@ -153,7 +153,8 @@ func TestAdversaryAPI(t *testing.T) {
 		}
 	}
 	w = ts.get("/adversary/wmb")
-	if body := w.Body.String(); !strings.Contains(body, "no schedule of ≤ 60 choices breaks it") || strings.Contains(body, "adv-solver-play") {
+	if body := w.Body.String(); !strings.Contains(body, "no schedule of ≤ 60 choices breaks it") || strings.Contains(body, "adv-solver-play") ||
+		!strings.Contains(body, `<span class="adv-claim" data-breakable="false">This driver is correct`) {
 		t.Errorf("wmb's solver:\n%.3000s", body)
 	}
 	w = ts.get("/adversary/missing-wmb")

@@ -80,7 +80,7 @@ func TestAdversaryPlayFromStdin(t *testing.T) {
 	// Always the first choice: the driver runs to its end, then the device.
 	in := "x\n9\n" + strings.Repeat("1\n", 20)
 	code, out, errOut := runCLI(t, in, "adversary", "play", "wmb", "--root", root)
-	if code != 1 || !strings.Contains(out, "The driver held") || !strings.Contains(out, `"x": type a choice from 1 to`) || !strings.Contains(out, `"9": type a choice`) {
+	if code != 1 || !strings.Contains(out, "The driver held") || !strings.Contains(out, "This driver is correct: no schedule breaks it") || !strings.Contains(out, `"x": type a choice from 1 to`) || !strings.Contains(out, `"9": type a choice`) {
 		t.Errorf("play wmb: %d %s\n%s", code, errOut, out)
 	}
 	if !strings.Contains(out, "-> ") || !strings.Contains(out, "store buffer: sq[0].src_addr = 0x200000") {

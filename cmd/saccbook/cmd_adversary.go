@@ -230,7 +230,7 @@ func capitalize(s string) string {
 func adversaryPlay(ctx context.Context, e *env, rec *record, l *adversary.Level, first []int) error {
 	w := e.stdout
 	fmt.Fprintf(w, "Level %d: %s (%s)\n\n%s\n\n", l.Number, l.Title, l.CPU.Name, wrap(l.Story, 80))
-	fmt.Fprintf(w, "The driver's invariant: %s. Break it.\n", l.Invariant)
+	fmt.Fprintf(w, "The driver's invariant: %s.\n%s\n", l.Invariant, l.Claim())
 	if _, _, err := l.Replay(first); err != nil {
 		return fmt.Errorf("--schedule: %v", err)
 	}

@@ -416,6 +416,15 @@ func buildLevels() []*Level {
 	return ls
 }
 
+// Claim is what the level says of itself: whether some schedule breaks its
+// driver. The solver's tests hold every level to it.
+func (l *Level) Claim() string {
+	if l.Breakable {
+		return "Some schedule breaks this driver: find one."
+	}
+	return "This driver is correct: no schedule breaks it, and the solver proves it. Try anyway, and see what holds it."
+}
+
 // Levels lists every level, in the order the book plays them.
 func Levels() []*Level { return levels }
 
