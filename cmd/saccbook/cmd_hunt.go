@@ -186,7 +186,7 @@ func huntStart(e *env, d *huntDesk, n int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range [][2]string{
 		{fmt.Sprintf("saccbook run --hunt %d", n), "the trace, every event with its number, and what the run reported"},
-		{fmt.Sprintf("saccbook run --hunt %d --dmesg", n), "the same, with the kernel log"},
+		{fmt.Sprintf("saccbook run --hunt %d --dmesg", n), "the same, with the kernel log (when the run boots a kernel)"},
 		{fmt.Sprintf("saccbook monitor --hunt %d", n), "stop, step, step back, and inspect the machine at any event"},
 		{"saccbook serve --open", fmt.Sprintf("the book in a browser: /hunts/%d has the run in a live widget", n)},
 		{"saccbook quirks", "the catalog the bug is one of"},
