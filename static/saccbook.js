@@ -2,8 +2,9 @@
 // as a module. It fetches the manifest, loads the module of every view the
 // manifest's views registry names (relative to this script, so a page always
 // gets the modules of its own asset version), and mounts one independent widget
-// on every .sacc-widget element.
+// on every .sacc-widget element; on an adversary page it mounts the game.
 
+import { mountAdversary } from "./adversary.js";
 import { Datasheet } from "./datasheet.js";
 import { fetchManifest } from "./proto.js";
 import { mountWidget } from "./widget.js";
@@ -47,5 +48,9 @@ async function start() {
 }
 
 icon();
+// Adversary mode's game needs no manifest: its state comes from its own API.
+for (const g of document.querySelectorAll(".adversary-game")) {
+  if (!g.dataset.live) mountAdversary(g);
+}
 // A module runs once the document is parsed: the widgets are all there.
 start().catch(fail);

@@ -21,8 +21,9 @@ import (
 // (web/live builds it from the hunt number; the page carries nothing of the
 // variant) and takes an answer.
 //
-// A submission writes the learner's progress file, so its POST is the one
-// request of the server that changes anything, and it is guarded beyond the
+// A submission writes the learner's progress file, so its POST (with the
+// adversary pages' record, guarded the same way) is a request of the server
+// that changes something, and it is guarded beyond the
 // Host check every request gets: it must come from this computer (a loopback
 // peer), its Origin, when the browser sends one, must be the page's own, and it
 // must carry the token of this launch of the server, which only the server's

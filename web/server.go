@@ -64,6 +64,10 @@ type Config struct {
 	// Hunts serves the bug hunts' pages (/hunts) with the learner's records
 	// and takes their answers; nil: the pages say the server has no workspace.
 	Hunts Hunts
+	// Adversary, if set, is the learner's record of the adversary levels: the
+	// list shows it, and a game played to its end in the browser adds to it;
+	// the levels themselves need nothing from the workspace.
+	Adversary AdversaryRecords
 	// Workbook, if set, serves the learner's exercises: /exercises/ID, the
 	// recorded runs at /runs/ID, and the files the learner edits under
 	// /source/exercises/… (package workbook, through cmd/saccbook).
@@ -189,6 +193,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	adv, err := newAdversaryPages(cfg.Adversary, chapters, assets, hosts, log)
+	if err != nil {
+		return nil, err
+	}
 
 	r := chi.NewRouter()
 	// GetHead must run before routing, so it is here and not in the group.
@@ -210,10 +218,21 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		r.Get("/hunts/{n}", func(w http.ResponseWriter, r *http.Request) {
 			hunts.serveHunt(w, r, chi.URLParam(r, "n"))
 		})
-		// The one request that changes anything (huntPages says how it is
-		// guarded); every other POST gets 405 or 404 from the router.
+		r.Get("/adversary", adv.serveList)
+		r.Get("/adversary/{level}", func(w http.ResponseWriter, r *http.Request) {
+			adv.serveLevel(w, r, chi.URLParam(r, "level"))
+		})
+		r.Get(AdversaryAPIPath+"{level}", func(w http.ResponseWriter, r *http.Request) {
+			adv.serveAPI(w, r, chi.URLParam(r, "level"))
+		})
+		// The two requests that change anything, the learner's progress file
+		// (huntPages says how they are guarded); every other POST gets 405 or
+		// 404 from the router.
 		r.Post("/hunts/{n}/submit", func(w http.ResponseWriter, r *http.Request) {
 			hunts.serveSubmit(w, r, chi.URLParam(r, "n"))
+		})
+		r.Post("/adversary/{level}/record", func(w http.ResponseWriter, r *http.Request) {
+			adv.serveRecord(w, r, chi.URLParam(r, "level"))
 		})
 		if cfg.Source != nil || cfg.Workbook != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
@@ -389,6 +408,8 @@ type pageData struct {
 	// Progress is the learner's, by chapter slug; nil outside a workspace.
 	Progress map[string]*ChapterProgress
 	Hunts    *huntView // on the hunt pages
+	// Adversary is the adversary pages' view.
+	Adversary *adversaryView
 }
 
 // parseTemplate parses a page's template with the layout.

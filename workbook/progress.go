@@ -17,9 +17,10 @@ const ProgressFile = "exercises/.saccbook-progress.json"
 // A file written before the hunts existed has no "hunts" and loads as no hunt
 // started.
 type Progress struct {
-	Note      string                       `json:"note"`
-	Exercises map[string]*ExerciseProgress `json:"exercises"`       // by exercise ID
-	Hunts     map[string]*HuntProgress     `json:"hunts,omitempty"` // by hunt number
+	Note      string                        `json:"note"`
+	Exercises map[string]*ExerciseProgress  `json:"exercises"`           // by exercise ID
+	Hunts     map[string]*HuntProgress      `json:"hunts,omitempty"`     // by hunt number
+	Adversary map[string]*AdversaryProgress `json:"adversary,omitempty"` // by level name
 }
 
 const progressNote = "saccbook's record of your progress; safe to commit, safe to delete (you lose only this record)"
@@ -62,6 +63,9 @@ func parseProgress(data []byte) (*Progress, error) {
 	if err := p.checkHunts(); err != nil {
 		return nil, fmt.Errorf("%s: %w (mend or delete it to start the record afresh)", ProgressFile, err)
 	}
+	if err := p.checkAdversary(); err != nil {
+		return nil, fmt.Errorf("%s: %w (mend or delete it to start the record afresh)", ProgressFile, err)
+	}
 	if p.Exercises == nil {
 		p.Exercises = map[string]*ExerciseProgress{}
 	}
@@ -74,6 +78,9 @@ func parseProgress(data []byte) (*Progress, error) {
 	}
 	if p.Hunts == nil {
 		p.Hunts = map[string]*HuntProgress{}
+	}
+	if p.Adversary == nil {
+		p.Adversary = map[string]*AdversaryProgress{}
 	}
 	return p, nil
 }

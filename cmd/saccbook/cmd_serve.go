@@ -114,6 +114,7 @@ func serve(ctx context.Context, e *env, ln net.Listener, opt serveOptions) error
 		opt.hunts.announce(e.stderr)
 		dh := deskHunts{opt.hunts}
 		lo.Hunts, wc.Hunts = dh.variantOf, dh
+		wc.Adversary = servedRecords{opt.hunts.root}
 	}
 	hub := live.New(lo)
 	wc.Live = hub

@@ -270,8 +270,9 @@ func runREADMECommand(t *testing.T, src, book string, c shellCommand, where stri
 	case len(args) > 0 && args[0] == "serve":
 		// serve runs until stopped: check that the command and its flags exist.
 		args = append(args, "-h")
-	case len(args) > 0 && (args[0] == "hunt" || slices.Contains(args, "--hunt")):
-		// The hunts keep their key and records in the copy's workspace.
+	case len(args) > 0 && (args[0] == "hunt" || args[0] == "adversary" || slices.Contains(args, "--hunt")):
+		// The hunts and the adversary levels keep their key and records in
+		// the copy's workspace.
 		args = append(args, "--root", book)
 	case len(args) > 0 && slices.Contains(workbookCommands, args[0]):
 		args = append(args, "--root", book)
