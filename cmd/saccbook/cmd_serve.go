@@ -48,18 +48,20 @@ only from this computer, whatever --addr says.`,
 				if len(args) > 0 {
 					return usageError("unexpected argument %q", args[0])
 				}
+				// Listen first: a server that cannot start makes no hunt key.
+				ln, err := net.Listen("tcp", *addr)
+				if err != nil {
+					return fmt.Errorf("listen: %w", err)
+				}
 				d, err := openDesk(*root)
 				if err != nil {
 					if isSet(fs, "root") {
+						ln.Close()
 						return err
 					}
 					// The book works without a workspace; only the hunts need one.
 					fmt.Fprintf(e.stderr, "saccbook: no bug hunts on this server: %v\n", err)
 					d = nil
-				}
-				ln, err := net.Listen("tcp", *addr)
-				if err != nil {
-					return fmt.Errorf("listen: %w", err)
 				}
 				return serve(ctx, e, ln, serveOptions{open: *open, hunts: d})
 			}

@@ -157,6 +157,9 @@ func TestServeStartsAndStops(t *testing.T) {
 // TestServeCommandStops runs the command through dispatch with a context that
 // has already ended: it binds, prints its URL and shuts down cleanly.
 func TestServeCommandStops(t *testing.T) {
+	// Outside a workspace: serve then makes no hunt key and writes no address
+	// file in this repository's exercises.
+	t.Chdir(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb bytes.Buffer
