@@ -134,6 +134,7 @@ func New(m *machine.Machine, cfg Config) *CPU {
 		cfg.MaxHoist = DefaultMaxHoist
 	}
 	c := &CPU{m: m, cost: m.Cost(), cfg: cfg, rng: m.Sim().Rand(), trace: m.Tracer(), accessor: map[uintptr]bool{}}
+	c.trace.SetPCFinder(c.findSource)
 	c.cache.init(cfg.NonCoherent)
 	if cfg.Arch == ARM64 && !cfg.NonCoherent {
 		c.cache.keepHistory = true
@@ -141,14 +142,23 @@ func New(m *machine.Machine, cfg Config) *CPU {
 		// a seed gives.
 		c.hoistRng = rand.New(rand.NewPCG(m.Sim().Seed(), 0x10AD_0F_0EA2))
 	}
-	// DMA writes snoop the cache in a coherent system: the next load misses.
-	m.Tracer().Attach(trace.Func(func(ev trace.Event) {
-		if ev.Kind == trace.DMAWrite && !c.cfg.NonCoherent {
-			c.cache.drop(ev.Args[1], ev.Args[2], ev.Time)
-		}
-	}))
+	m.Tracer().Attach(snoop{c})
 	return c
 }
+
+// snoop is the bus as the cache sees it: in a coherent system a DMA write
+// invalidates the lines it touches, so the next load misses. It reads each event
+// in place and never its source, so it costs the tracer no copy and no stack walk.
+type snoop struct{ c *CPU }
+
+func (s snoop) Record(ev *trace.Event) {
+	if ev.Kind == trace.DMAWrite && !s.c.cfg.NonCoherent {
+		s.c.cache.drop(ev.Args[1], ev.Args[2], ev.Time)
+	}
+}
+
+// IgnoresPC makes the snoop trace.PCBlind.
+func (snoop) IgnoresPC() {}
 
 // Machine is the machine the CPU drives.
 func (c *CPU) Machine() *machine.Machine { return c.m }
@@ -168,20 +178,40 @@ func (c *CPU) Now() sim.Time { return c.m.Now() }
 // ---------------------------------------------------------------------------
 // Time and interrupts
 
-// begin marks the events of the operation under way with its caller's source.
+// begin marks the events of the operation under way as caused by its caller.
+// Which line that is, the tracer asks findSource only when one of the
+// operation's events needs it: most loads emit nothing, and walking the Go stack
+// on every access was the largest cost of a run.
 func (c *CPU) begin() {
 	if c.cfg.NoSource {
 		return
 	}
-	var pcs [12]uintptr
-	// Skip runtime.Callers and begin, then walk past the accessors (this package
-	// and thin wrappers such as iowrite32) to the code that asked for the access.
-	n := runtime.Callers(2, pcs[:])
-	for _, pc := range pcs[:n] {
-		if !c.isAccessor(pc) {
-			c.trace.SetPC(pc)
-			return
+	c.trace.DeferPC()
+}
+
+// findSource is the tracer's PC finder: it walks the Go stack from the code that
+// is emitting an event (the tracer, the machine, a device the access reached)
+// up to the CPU, then past the accessors (this package and thin wrappers such as
+// iowrite32), to the code that asked for the access.
+func (c *CPU) findSource() uintptr {
+	var pcs [16]uintptr
+	skip := 2 // runtime.Callers and findSource
+	belowCPU := true
+	for {
+		n := runtime.Callers(skip, pcs[:])
+		for _, pc := range pcs[:n] {
+			acc := c.isAccessor(pc)
+			switch {
+			case belowCPU:
+				belowCPU = !acc
+			case !acc:
+				return pc
+			}
 		}
+		if n < len(pcs) {
+			return 0
+		}
+		skip += n
 	}
 }
 
@@ -233,10 +263,10 @@ func (c *CPU) end(d sim.Time) {
 // Linux tracepoint does: emit runs at once, and its events carry the source line
 // of the code that hit the tracepoint. It costs no virtual time.
 func (c *CPU) Tracepoint(emit func(tr *trace.Tracer)) {
-	pc := c.trace.PC()
+	saved := c.trace.SavePC()
 	c.begin()
 	emit(c.trace)
-	c.trace.SetPC(pc)
+	c.trace.RestorePC(saved)
 }
 
 // SetIRQHandler installs the kernel's interrupt entry: it is called with the
@@ -476,10 +506,10 @@ func overlaps(a, b pendingStore) bool {
 // land makes one buffered store visible, its event marked with the code that
 // made the store.
 func (c *CPU) land(s pendingStore) {
-	pc := c.trace.PC()
+	saved := c.trace.SavePC()
 	c.trace.SetPC(s.pc)
 	c.cache.store(c.m, s.addr, s.size, s.val)
-	c.trace.SetPC(pc)
+	c.trace.RestorePC(saved)
 }
 
 // drainDue lets arm64 stores whose time has come drain, earliest first. On x86

@@ -369,10 +369,10 @@ func (m *Machine) HandleEvent(ev sim.Event) {
 	}
 	w := m.posted[0]
 	m.posted = m.posted[1:]
-	pc := m.trace.PC()
+	saved := m.trace.SavePC()
 	m.trace.SetPC(w.pc)
 	m.Write(w.addr, w.size, w.v)
-	m.trace.SetPC(pc)
+	m.trace.RestorePC(saved)
 }
 
 // ReadBytes reads len(b) bytes at addr in address order.

@@ -56,13 +56,18 @@ type Tracer struct {
 	seq uint64
 	// The events being emitted, one per level of nesting (a sink may itself cause
 	// an event); sinks get a pointer into this array, so emitting allocates nothing.
-	evs    [4]Event
-	depth  int
-	ring   *Ring   // set when a Ring is the only sink: events are built in place
-	pc     uintptr // source of the CPU operation under way, stamped on its events
-	sinks  []Sink
-	ids    []uint64
-	nextID uint64
+	evs   [4]Event
+	depth int
+	ring  *Ring   // set when a Ring is the only sink: events are built in place
+	pc    uintptr // source of the CPU operation under way, stamped on its events
+	// pcDeferred says the operation under way has a source that findPC has not
+	// looked for yet (DeferPC); readsPC says some sink reads Event.PC at all.
+	pcDeferred bool
+	readsPC    bool
+	findPC     func() uintptr
+	sinks      []Sink
+	ids        []uint64
+	nextID     uint64
 	// dialect is how the machine's profile spells its events in text.
 	dialect Dialect
 }
@@ -95,15 +100,62 @@ func (t *Tracer) sinksChanged() {
 	if len(t.sinks) == 1 {
 		t.ring, _ = t.sinks[0].(*Ring)
 	}
+	t.readsPC = false
+	for _, s := range t.sinks {
+		if _, blind := s.(PCBlind); !blind {
+			t.readsPC = true
+		}
+	}
+}
+
+// PCBlind is a sink that never reads Event.PC, such as the text and JSON writers.
+// While every sink attached is one, the tracer does not look for the source of
+// the events at all (DeferPC), and their PC is 0.
+type PCBlind interface {
+	Sink
+	IgnoresPC()
 }
 
 // SetPC marks the events emitted from now on as caused by the code at pc (0 for
 // none). The CPU sets it around each operation so that views can show the source
 // line behind a CPU-side event.
-func (t *Tracer) SetPC(pc uintptr) { t.pc = pc }
+func (t *Tracer) SetPC(pc uintptr) { t.pc, t.pcDeferred = pc, false }
 
-// PC is the source currently stamped on events (see SetPC).
-func (t *Tracer) PC() uintptr { return t.pc }
+// SetPCFinder installs how DeferPC's source is found: the CPU walks the Go stack
+// from the emitting code up to the code that asked for the access.
+func (t *Tracer) SetPCFinder(find func() uintptr) { t.findPC = find }
+
+// DeferPC marks the events emitted from now on as caused by the operation under
+// way, whose source the PC finder looks for only when an event needs it: when one
+// is emitted, or PC is asked, while a sink reads sources. Walking the stack is the
+// costliest part of an emulated access, and most accesses emit nothing.
+func (t *Tracer) DeferPC() { t.pc, t.pcDeferred = 0, t.findPC != nil }
+
+// PC is the source stamped on the events emitted now (see SetPC and DeferPC):
+// a deferred source is looked for here, and is 0 while no sink reads sources.
+func (t *Tracer) PC() uintptr {
+	if t.pcDeferred {
+		if !t.readsPC {
+			return 0 // left unresolved: nothing would read it
+		}
+		t.pc, t.pcDeferred = t.findPC(), false
+	}
+	return t.pc
+}
+
+// PCMark is the tracer's source, known or deferred, as SavePC saw it.
+type PCMark struct {
+	pc       uintptr
+	deferred bool
+}
+
+// SavePC returns the source as it is, without looking for a deferred one, so that
+// code that stamps other events for a while (a store landing from the store
+// buffer) can put it back with RestorePC.
+func (t *Tracer) SavePC() PCMark { return PCMark{t.pc, t.pcDeferred} }
+
+// RestorePC puts back a source saved with SavePC.
+func (t *Tracer) RestorePC(m PCMark) { t.pc, t.pcDeferred = m.pc, m.deferred }
 
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
@@ -162,7 +214,7 @@ func (t *Tracer) next(k Kind) *Event {
 	default:
 		ev = new(Event)
 	}
-	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
+	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.PC()
 	return ev
 }
 

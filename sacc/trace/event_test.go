@@ -400,3 +400,51 @@ func BenchmarkEmitRing(b *testing.B) {
 		tr.EmitCQPost(i, 0x40, 0, 1)
 	}
 }
+
+// blind is a sink that never reads the source of an event.
+type blind struct{ n int }
+
+func (b *blind) Record(*trace.Event) { b.n++ }
+func (*blind) IgnoresPC()            {}
+
+// A deferred source is looked for once per operation, at its first event, and
+// only while some sink reads sources; SavePC and RestorePC keep it deferred.
+func TestDeferredPCIsFoundOnlyWhenASinkReadsIt(t *testing.T) {
+	tr := trace.NewTracer(sim.New(1))
+	finds := 0
+	tr.SetPCFinder(func() uintptr { finds++; return 0x1234 })
+	b := &blind{}
+	tr.Attach(b)
+	tr.DeferPC()
+	tr.EmitIdle(1)
+	tr.EmitIdle(2)
+	if finds != 0 || tr.PC() != 0 || b.n != 2 {
+		t.Fatalf("blind sinks only: %d finds, PC %#x, %d events; want 0, 0, 2", finds, tr.PC(), b.n)
+	}
+	var buf trace.Buffer
+	detach := tr.Attach(&buf)
+	saved := tr.SavePC()
+	tr.SetPC(0x99) // another source for a while, as a landing store has
+	tr.EmitIdle(3)
+	tr.RestorePC(saved)
+	if finds != 0 {
+		t.Fatalf("SetPC and RestorePC looked for the deferred source (%d finds)", finds)
+	}
+	tr.EmitIdle(4)
+	tr.EmitIdle(5)
+	if finds != 1 {
+		t.Fatalf("two events of one operation: %d finds, want 1", finds)
+	}
+	want := []uintptr{0x99, 0x1234, 0x1234}
+	for i, ev := range buf.Events {
+		if ev.PC != want[i] {
+			t.Errorf("event %d: PC %#x, want %#x", ev.Seq, ev.PC, want[i])
+		}
+	}
+	detach()
+	tr.DeferPC()
+	tr.EmitIdle(6)
+	if finds != 1 {
+		t.Errorf("after the reading sink left: %d finds, want 1", finds)
+	}
+}

@@ -123,6 +123,9 @@ func (t *TextWriter) Record(ev *Event) {
 // Err is the first write error, if any.
 func (t *TextWriter) Err() error { return t.err }
 
+// IgnoresPC says text lines carry no source (PCBlind).
+func (t *TextWriter) IgnoresPC() {}
+
 // WriteText writes events as text lines, detail kinds included.
 func WriteText(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
@@ -186,3 +189,6 @@ func (j *JSONWriter) Record(ev *Event) {
 
 // Err is the first write error, if any.
 func (j *JSONWriter) Err() error { return j.err }
+
+// IgnoresPC says JSON lines carry no source (PCBlind).
+func (j *JSONWriter) IgnoresPC() {}
