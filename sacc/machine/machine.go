@@ -368,7 +368,9 @@ func (m *Machine) HandleEvent(ev sim.Event) {
 		return
 	}
 	w := m.posted[0]
-	m.posted = m.posted[1:]
+	// Shift the few writes still on the wire down rather than reslicing past the
+	// landed one: the queue then keeps its storage, and posting allocates nothing.
+	m.posted = m.posted[:copy(m.posted, m.posted[1:])]
 	saved := m.trace.SavePC()
 	m.trace.SetPC(w.pc)
 	m.Write(w.addr, w.size, w.v)
