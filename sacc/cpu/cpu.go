@@ -194,7 +194,9 @@ func (c *CPU) begin() {
 // up to the CPU, then past the accessors (this package and thin wrappers such as
 // iowrite32), to the code that asked for the access.
 func (c *CPU) findSource() uintptr {
-	var pcs [16]uintptr
+	// A few frames at a time: the walk costs by the frame, and the code behind
+	// an access is usually within eight of the event.
+	var pcs [8]uintptr
 	skip := 2 // runtime.Callers and findSource
 	belowCPU := true
 	for {
