@@ -15,8 +15,7 @@ func BenchmarkPollIteration(b *testing.B) {
 		cfg  cpu.Config
 	}{{"x86", cpu.Config{}}, {"arm64", cpu.Config{Arch: cpu.ARM64}}} {
 		b.Run(cfg.name, func(b *testing.B) {
-			t := &testing.T{}
-			c, h := setup(t, 1, cfg.cfg)
+			c, h := setup(b, 1, cfg.cfg)
 			c.Machine().Tracer().Attach(trace.NewRing(4096))
 			c.Load16(h.CQ)
 			b.ReportAllocs()
@@ -31,8 +30,7 @@ func BenchmarkPollIteration(b *testing.B) {
 // BenchmarkStoreAndLand is one store into the store buffer and its landing at
 // the next operation boundary (x86), both traced.
 func BenchmarkStoreAndLand(b *testing.B) {
-	t := &testing.T{}
-	c, h := setup(t, 1, cpu.Config{})
+	c, h := setup(b, 1, cpu.Config{})
 	c.Machine().Tracer().Attach(trace.NewRing(4096))
 	b.ReportAllocs()
 	for i := uint64(0); b.Loop(); i++ {
