@@ -147,15 +147,15 @@ func New(m *machine.Machine, cfg Config) *CPU {
 }
 
 // snoop is the bus as the cache sees it: in a coherent system a DMA write
-// invalidates the lines it touches, so the next load misses. It reads each event
-// in place and never its source, so it costs the tracer no copy and no stack walk.
+// invalidates the lines it touches, so the next load misses. It asks the tracer
+// for DMA writes alone, reads them in place and never their source, so it costs
+// the other events nothing: a ring recorder beside it still builds them in place.
 type snoop struct{ c *CPU }
 
-func (s snoop) Record(ev *trace.Event) {
-	if ev.Kind == trace.DMAWrite && !s.c.cfg.NonCoherent {
-		s.c.cache.drop(ev.Args[1], ev.Args[2], ev.Time)
-	}
-}
+func (s snoop) Record(ev *trace.Event) { s.c.cache.drop(ev.Args[1], ev.Args[2], ev.Time) }
+
+// Wants makes the snoop a trace.KindSink: DMA writes, when DMA is coherent.
+func (s snoop) Wants(k trace.Kind) bool { return k == trace.DMAWrite && !s.c.cfg.NonCoherent }
 
 // IgnoresPC makes the snoop trace.PCBlind.
 func (snoop) IgnoresPC() {}

@@ -58,14 +58,18 @@ type Tracer struct {
 	// an event); sinks get a pointer into this array, so emitting allocates nothing.
 	evs   [4]Event
 	depth int
-	ring  *Ring   // set when a Ring is the only sink: events are built in place
-	pc    uintptr // source of the CPU operation under way, stamped on its events
+	// ring is the Ring that is the only sink of the kinds marked in ringOnly:
+	// events of those kinds are built in place, in its next slot.
+	ring     *Ring
+	ringOnly [numKinds]bool
+	pc       uintptr // source of the CPU operation under way, stamped on its events
 	// pcDeferred says the operation under way has a source that findPC has not
 	// looked for yet (DeferPC); readsPC says some sink reads Event.PC at all.
 	pcDeferred bool
 	readsPC    bool
 	findPC     func() uintptr
 	sinks      []Sink
+	wants      []*[numKinds]bool // per sink: the kinds a KindSink wants; nil for every kind
 	ids        []uint64
 	nextID     uint64
 	// dialect is how the machine's profile spells its events in text.
@@ -80,13 +84,23 @@ func NewTracer(s *sim.Sim) *Tracer { return &Tracer{sim: s} }
 func (t *Tracer) Attach(s Sink) (detach func()) {
 	t.nextID++
 	id := t.nextID
+	var wants *[numKinds]bool
+	if ks, ok := s.(KindSink); ok {
+		wants = new([numKinds]bool)
+		for k := range wants {
+			wants[k] = ks.Wants(Kind(k))
+		}
+	}
 	t.sinks = append(t.sinks, s)
+	t.wants = append(t.wants, wants)
 	t.ids = append(t.ids, id)
 	t.sinksChanged()
 	return func() {
 		for i, x := range t.ids {
 			if x == id {
+				// New slices, so that a record under way keeps the ones it ranges over.
 				t.sinks = append(t.sinks[:i:i], t.sinks[i+1:]...)
+				t.wants = append(t.wants[:i:i], t.wants[i+1:]...)
 				t.ids = append(t.ids[:i:i], t.ids[i+1:]...)
 				t.sinksChanged()
 				return
@@ -95,10 +109,28 @@ func (t *Tracer) Attach(s Sink) (detach func()) {
 	}
 }
 
+// KindSink is a sink that wants only some kinds of event, such as the CPU
+// cache's snoop, which wants DMA writes: it receives no others. Wants is asked
+// once per kind when the sink is attached. A Ring whose only company is such
+// sinks still has the kinds they do not want built in place, as if alone.
+type KindSink interface {
+	Sink
+	Wants(k Kind) bool
+}
+
 func (t *Tracer) sinksChanged() {
-	t.ring = nil
-	if len(t.sinks) == 1 {
-		t.ring, _ = t.sinks[0].(*Ring)
+	t.ring, t.ringOnly = nil, [numKinds]bool{}
+	for k := range t.ringOnly {
+		var only Sink
+		n := 0
+		for i, s := range t.sinks {
+			if w := t.wants[i]; w == nil || w[k] {
+				only, n = s, n+1
+			}
+		}
+		if r, ok := only.(*Ring); ok && n == 1 {
+			t.ring, t.ringOnly[k] = r, true
+		}
 	}
 	t.readsPC = false
 	for _, s := range t.sinks {
@@ -183,6 +215,9 @@ func (t *Tracer) emit(k Kind, a0, a1, a2, a3 uint64) {
 	}
 	if ev := t.next(k); ev != nil {
 		ev.Args = [MaxArgs]uint64{a0, a1, a2, a3}
+		if t.pcDeferred {
+			ev.PC = t.PC() // outside next, which stays small enough to inline
+		}
 		t.record(ev)
 	}
 }
@@ -194,6 +229,9 @@ func (t *Tracer) emitWide(k Kind, args [MaxArgs]uint64) {
 	}
 	if ev := t.next(k); ev != nil {
 		ev.Args = args
+		if t.pcDeferred {
+			ev.PC = t.PC()
+		}
 		t.record(ev)
 	}
 }
@@ -204,7 +242,7 @@ func (t *Tracer) next(k Kind) *Event {
 	t.seq++
 	var ev *Event
 	switch {
-	case t.ring != nil:
+	case t.ringOnly[k]:
 		// The in-memory recorder alone: build the event straight in its slot.
 		ev = &t.ring.buf[t.ring.next]
 	case len(t.sinks) == 0:
@@ -214,13 +252,14 @@ func (t *Tracer) next(k Kind) *Event {
 	default:
 		ev = new(Event)
 	}
-	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.PC()
+	ev.Seq, ev.Time, ev.Kind, ev.PC = t.seq, t.sim.Now(), k, t.pc
 	return ev
 }
 
 // record hands an event built by next to the sinks.
 func (t *Tracer) record(ev *Event) {
-	if r := t.ring; r != nil {
+	if t.ringOnly[ev.Kind] {
+		r := t.ring
 		if r.next++; r.next == len(r.buf) {
 			r.next = 0
 		}
@@ -228,8 +267,11 @@ func (t *Tracer) record(ev *Event) {
 		return
 	}
 	t.depth++
-	for _, s := range t.sinks {
-		s.Record(ev)
+	wants := t.wants
+	for i, s := range t.sinks {
+		if w := wants[i]; w == nil || w[ev.Kind] {
+			s.Record(ev)
+		}
 	}
 	t.depth--
 }

@@ -448,3 +448,66 @@ func TestDeferredPCIsFoundOnlyWhenASinkReadsIt(t *testing.T) {
 		t.Errorf("after the reading sink left: %d finds, want 1", finds)
 	}
 }
+
+// only is a sink that wants the kinds in its set and counts what it gets.
+type only struct {
+	kinds []trace.Kind
+	got   []trace.Kind
+	emit  func() // called for each event it gets, to emit one of its own
+}
+
+func (o *only) Record(ev *trace.Event) {
+	o.got = append(o.got, ev.Kind)
+	if o.emit != nil {
+		o.emit()
+	}
+}
+func (o *only) Wants(k trace.Kind) bool { return slices.Contains(o.kinds, k) }
+
+// A KindSink gets the kinds it wants and no others, and a Ring beside it records
+// exactly what it records beside a sink that takes everything, nested events
+// included: the kinds the KindSink leaves alone are built in the Ring's slots.
+func TestKindSinksGetTheirKindsAndLeaveTheRingAlone(t *testing.T) {
+	run := func(filtered bool) ([]trace.Event, []trace.Kind) {
+		s := sim.New(1)
+		tr := trace.NewTracer(s)
+		o := &only{kinds: []trace.Kind{trace.DMAWrite}}
+		o.emit = func() {
+			if o.got[len(o.got)-1] == trace.DMAWrite {
+				tr.EmitIdle(7) // a sink's own event, nested in the DMA write's
+			}
+		}
+		var sink trace.Sink = o
+		if !filtered {
+			// The same sink, taking every kind and passing on the ones it wants.
+			sink = trace.Func(func(ev trace.Event) {
+				if o.Wants(ev.Kind) {
+					o.Record(&ev)
+				}
+			})
+		}
+		tr.Attach(sink)
+		r := trace.NewRing(8)
+		tr.Attach(r)
+		for i := range uint64(20) {
+			s.Advance(10)
+			switch i % 3 {
+			case 0:
+				tr.EmitDMAWrite(i, i<<12, 64)
+			case 1:
+				tr.EmitFetch(i, i<<8)
+			default:
+				tr.EmitCPURead(i, 4, i)
+			}
+		}
+		return r.Events(), o.got
+	}
+	ringF, gotF := run(true)
+	ringU, gotU := run(false)
+	if !slices.Equal(ringF, ringU) {
+		t.Errorf("ring beside a KindSink: %v\nbeside a sink of every kind: %v", describe(ringF), describe(ringU))
+	}
+	if !slices.Equal(gotF, gotU) || len(gotF) != 7 {
+		t.Errorf("the KindSink got %v, want the 7 DMA writes %v", gotF, gotU)
+	}
+}
