@@ -49,6 +49,9 @@ type staleLine struct {
 func (c *cache) init(nonCoherent bool) { c.nonCoherent = nonCoherent }
 
 func (c *cache) isUncached(addr uint64) bool {
+	if len(c.uncached) == 0 {
+		return false // coherent systems map nothing uncached
+	}
 	for _, s := range c.uncached {
 		if addr >= s.lo && addr < s.hi {
 			return true

@@ -253,12 +253,19 @@ func (c *CPU) isAccessor(pc uintptr) bool {
 }
 
 // end charges d and lets the machine run; interrupts are taken at this boundary.
+//
+// Every operation ends here, so the usual boundary — no store waiting, no
+// interrupt pending — costs two tests, not two calls.
 func (c *CPU) end(d sim.Time) {
 	c.lastWasLoad = false
 	c.trace.SetPC(0)
 	c.m.Advance(d)
-	c.drainDue()
-	c.takeInterrupts()
+	if len(c.sb) > 0 {
+		c.drainDue()
+	}
+	if c.m.Interrupts().Any() {
+		c.takeInterrupts()
+	}
 }
 
 // Tracepoint lets software above the CPU record what only it knows, as a
@@ -357,7 +364,9 @@ func (c *CPU) Load(addr uint64, size int) uint64 {
 		c.end(c.cost.MMIORead)
 		return v
 	}
-	c.drainOverlapping(addr, size)
+	if len(c.sb) > 0 {
+		c.drainOverlapping(addr, size)
+	}
 	now := c.m.Now()
 	v, miss := c.cache.load(c.m, addr, size)
 	if !c.lastWasLoad {

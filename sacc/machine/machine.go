@@ -545,6 +545,11 @@ func (i *Interrupts) Raise(v uint8) {
 	i.count[v]++
 }
 
+// Any reports whether any vector is pending.
+func (i *Interrupts) Any() bool {
+	return i.pending[0]|i.pending[1]|i.pending[2]|i.pending[3] != 0
+}
+
 // Pending reports whether vector v is pending.
 func (i *Interrupts) Pending(v uint8) bool { return i.pending[v/64]&(1<<(v%64)) != 0 }
 
