@@ -218,7 +218,11 @@ func (t *Tracer) emit(k Kind, a0, a1, a2, a3 uint64) {
 		if t.pcDeferred {
 			ev.PC = t.PC() // outside next, which stays small enough to inline
 		}
-		t.record(ev)
+		if t.ringOnly[k] {
+			t.ring.keep() // next built it in the ring's slot: move past it
+		} else {
+			t.dispatch(ev)
+		}
 	}
 }
 
@@ -232,7 +236,11 @@ func (t *Tracer) emitWide(k Kind, args [MaxArgs]uint64) {
 		if t.pcDeferred {
 			ev.PC = t.PC()
 		}
-		t.record(ev)
+		if t.ringOnly[k] {
+			t.ring.keep()
+		} else {
+			t.dispatch(ev)
+		}
 	}
 }
 
@@ -256,16 +264,9 @@ func (t *Tracer) next(k Kind) *Event {
 	return ev
 }
 
-// record hands an event built by next to the sinks.
-func (t *Tracer) record(ev *Event) {
-	if t.ringOnly[ev.Kind] {
-		r := t.ring
-		if r.next++; r.next == len(r.buf) {
-			r.next = 0
-		}
-		r.total++
-		return
-	}
+// dispatch hands an event built by next to every sink that wants its kind, in
+// the order they were attached.
+func (t *Tracer) dispatch(ev *Event) {
 	t.depth++
 	wants := t.wants
 	for i, s := range t.sinks {
@@ -306,8 +307,12 @@ func NewRing(n int) *Ring {
 // Record stores ev, overwriting the oldest event when the ring is full.
 func (r *Ring) Record(ev *Event) {
 	r.buf[r.next] = *ev
-	r.next++
-	if r.next == len(r.buf) {
+	r.keep()
+}
+
+// keep moves past the slot just filled.
+func (r *Ring) keep() {
+	if r.next++; r.next == len(r.buf) {
 		r.next = 0
 	}
 	r.total++
