@@ -12,6 +12,16 @@ import (
 // BenchmarkCapstoneJSON is `saccbook run capstone --format json` without the
 // process around it: a fresh machine, every event written as a JSON line.
 func BenchmarkCapstoneJSON(b *testing.B) {
+	benchCapstone(b, func(m *machine.Machine, w io.Writer) { m.Tracer().Attach(trace.NewJSONWriter(w)) })
+}
+
+// BenchmarkCapstoneWithSources is the capstone kept in memory by a sink that
+// reads every event's source line, as the live server's sessions do.
+func BenchmarkCapstoneWithSources(b *testing.B) {
+	benchCapstone(b, func(m *machine.Machine, _ io.Writer) { m.Tracer().Attach(&trace.Buffer{}) })
+}
+
+func benchCapstone(b *testing.B, attach func(m *machine.Machine, w io.Writer)) {
 	s, ok := Find("capstone")
 	if !ok {
 		b.Fatal("no scenario capstone")
@@ -24,7 +34,7 @@ func BenchmarkCapstoneJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 		bw := bufio.NewWriter(io.Discard)
-		m.Tracer().Attach(trace.NewJSONWriter(bw))
+		attach(m, bw)
 		if err := s.Run(m, &Env{Log: io.Discard}); err != nil {
 			b.Fatalf("scenario %s: %v", s.Name, err)
 		}
