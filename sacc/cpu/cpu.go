@@ -70,7 +70,9 @@ type Config struct {
 	// four times the cost model's mmio_write, longer than a doorbell takes to
 	// reach the device, so a store nothing orders may land after the fetch.
 	MaxLinger sim.Time
-	// NoSource skips recording the source line of each operation (faster).
+	// NoSource records no source lines at all. Sources are only looked for
+	// when an event goes to a sink that reads them, so this saves time only
+	// beside such a sink (a ring recorder, a live session).
 	NoSource bool
 	// MaxHoist bounds how early an arm64 load may be performed ahead of its
 	// place in the program when nothing orders it (a load right after another
