@@ -49,6 +49,9 @@ type staleLine struct {
 func (c *cache) init(nonCoherent bool) { c.nonCoherent = nonCoherent }
 
 func (c *cache) isUncached(addr uint64) bool {
+	if len(c.uncached) == 0 {
+		return false // coherent systems map nothing uncached
+	}
 	for _, s := range c.uncached {
 		if addr >= s.lo && addr < s.hi {
 			return true
@@ -146,14 +149,45 @@ func (c *cache) store(m *machine.Machine, addr uint64, size int, v uint64) {
 	m.Tracer().EmitCPUStoreCached(addr, uint64(size), v)
 }
 
-// each calls fn for every valid line overlapping [addr, addr+n).
+// each calls fn for every valid line overlapping [addr, addr+n), in the order of
+// a scan of the whole cache (set by set, way by way). A line can only sit in the
+// set its address maps to, so a range shorter than the cache looks only at its
+// own sets, one candidate tag in each: a DMA snoop costs the lines it covers,
+// not the 512 of the cache.
 func (c *cache) each(addr, n uint64, fn func(l *line)) {
-	for si := range c.sets {
-		for wi := range c.sets[si] {
-			l := &c.sets[si][wi]
-			if l.valid && l.tag < addr+n && addr < l.tag+lineSize {
-				fn(l)
+	first, last := addr&^(lineSize-1), (addr+n-1)&^(lineSize-1)
+	if n == 0 || (last-first)/lineSize+1 >= numSets {
+		// An empty range (which the scan below matches to the line around addr
+		// when addr is not aligned), or every set.
+		for si := range c.sets {
+			for wi := range c.sets[si] {
+				l := &c.sets[si][wi]
+				if l.valid && l.tag < addr+n && addr < l.tag+lineSize {
+					fn(l)
+				}
 			}
+		}
+		return
+	}
+	// Fewer lines than sets: each set holds at most one of them, and the lines
+	// from first occupy the sets from firstSet on. In set order, the range's last
+	// lines come first when it wraps past the last set.
+	lines, firstSet := (last-first)/lineSize+1, first/lineSize%numSets
+	wrapped := max(firstSet+lines, numSets) - numSets
+	for si := range wrapped {
+		c.eachInSet(si, first+(numSets-firstSet+si)*lineSize, fn)
+	}
+	for si := firstSet; si < min(firstSet+lines, numSets); si++ {
+		c.eachInSet(si, first+(si-firstSet)*lineSize, fn)
+	}
+}
+
+// eachInSet calls fn for the line of set si with tag, if it is valid.
+func (c *cache) eachInSet(si, tag uint64, fn func(l *line)) {
+	set := &c.sets[si]
+	for wi := range set {
+		if set[wi].valid && set[wi].tag == tag {
+			fn(&set[wi])
 		}
 	}
 }

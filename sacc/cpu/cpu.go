@@ -70,7 +70,9 @@ type Config struct {
 	// four times the cost model's mmio_write, longer than a doorbell takes to
 	// reach the device, so a store nothing orders may land after the fetch.
 	MaxLinger sim.Time
-	// NoSource skips recording the source line of each operation (faster).
+	// NoSource records no source lines at all. Sources are only looked for
+	// when an event goes to a sink that reads them, so this saves time only
+	// beside such a sink (a ring recorder, a live session).
 	NoSource bool
 	// MaxHoist bounds how early an arm64 load may be performed ahead of its
 	// place in the program when nothing orders it (a load right after another
@@ -134,6 +136,7 @@ func New(m *machine.Machine, cfg Config) *CPU {
 		cfg.MaxHoist = DefaultMaxHoist
 	}
 	c := &CPU{m: m, cost: m.Cost(), cfg: cfg, rng: m.Sim().Rand(), trace: m.Tracer(), accessor: map[uintptr]bool{}}
+	c.trace.SetPCFinder(c.findSource)
 	c.cache.init(cfg.NonCoherent)
 	if cfg.Arch == ARM64 && !cfg.NonCoherent {
 		c.cache.keepHistory = true
@@ -141,14 +144,23 @@ func New(m *machine.Machine, cfg Config) *CPU {
 		// a seed gives.
 		c.hoistRng = rand.New(rand.NewPCG(m.Sim().Seed(), 0x10AD_0F_0EA2))
 	}
-	// DMA writes snoop the cache in a coherent system: the next load misses.
-	m.Tracer().Attach(trace.Func(func(ev trace.Event) {
-		if ev.Kind == trace.DMAWrite && !c.cfg.NonCoherent {
-			c.cache.drop(ev.Args[1], ev.Args[2], ev.Time)
-		}
-	}))
+	m.Tracer().Attach(snoop{c})
 	return c
 }
+
+// snoop is the bus as the cache sees it: in a coherent system a DMA write
+// invalidates the lines it touches, so the next load misses. It asks the tracer
+// for DMA writes alone, reads them in place and never their source, so it costs
+// the other events nothing: a ring recorder beside it still builds them in place.
+type snoop struct{ c *CPU }
+
+func (s snoop) Record(ev *trace.Event) { s.c.cache.drop(ev.Args[1], ev.Args[2], ev.Time) }
+
+// Wants makes the snoop a trace.KindSink: DMA writes, when DMA is coherent.
+func (s snoop) Wants(k trace.Kind) bool { return k == trace.DMAWrite && !s.c.cfg.NonCoherent }
+
+// IgnoresPC makes the snoop trace.PCBlind.
+func (snoop) IgnoresPC() {}
 
 // Machine is the machine the CPU drives.
 func (c *CPU) Machine() *machine.Machine { return c.m }
@@ -168,20 +180,42 @@ func (c *CPU) Now() sim.Time { return c.m.Now() }
 // ---------------------------------------------------------------------------
 // Time and interrupts
 
-// begin marks the events of the operation under way with its caller's source.
+// begin marks the events of the operation under way as caused by its caller.
+// Which line that is, the tracer asks findSource only when one of the
+// operation's events needs it: most loads emit nothing, and walking the Go stack
+// on every access was the largest cost of a run.
 func (c *CPU) begin() {
 	if c.cfg.NoSource {
 		return
 	}
-	var pcs [12]uintptr
-	// Skip runtime.Callers and begin, then walk past the accessors (this package
-	// and thin wrappers such as iowrite32) to the code that asked for the access.
-	n := runtime.Callers(2, pcs[:])
-	for _, pc := range pcs[:n] {
-		if !c.isAccessor(pc) {
-			c.trace.SetPC(pc)
-			return
+	c.trace.DeferPC()
+}
+
+// findSource is the tracer's PC finder: it walks the Go stack from the code that
+// is emitting an event (the tracer, the machine, a device the access reached)
+// up to the CPU, then past the accessors (this package and thin wrappers such as
+// iowrite32), to the code that asked for the access.
+func (c *CPU) findSource() uintptr {
+	// A few frames at a time: the walk costs by the frame, and the code behind
+	// an access is usually within eight of the event.
+	var pcs [8]uintptr
+	skip := 2 // runtime.Callers and findSource
+	belowCPU := true
+	for {
+		n := runtime.Callers(skip, pcs[:])
+		for _, pc := range pcs[:n] {
+			acc := c.isAccessor(pc)
+			switch {
+			case belowCPU:
+				belowCPU = !acc
+			case !acc:
+				return pc
+			}
 		}
+		if n < len(pcs) {
+			return 0
+		}
+		skip += n
 	}
 }
 
@@ -221,22 +255,29 @@ func (c *CPU) isAccessor(pc uintptr) bool {
 }
 
 // end charges d and lets the machine run; interrupts are taken at this boundary.
+//
+// Every operation ends here, so the usual boundary — no store waiting, no
+// interrupt pending — costs two tests, not two calls.
 func (c *CPU) end(d sim.Time) {
 	c.lastWasLoad = false
 	c.trace.SetPC(0)
 	c.m.Advance(d)
-	c.drainDue()
-	c.takeInterrupts()
+	if len(c.sb) > 0 {
+		c.drainDue()
+	}
+	if c.m.Interrupts().Any() {
+		c.takeInterrupts()
+	}
 }
 
 // Tracepoint lets software above the CPU record what only it knows, as a
 // Linux tracepoint does: emit runs at once, and its events carry the source line
 // of the code that hit the tracepoint. It costs no virtual time.
 func (c *CPU) Tracepoint(emit func(tr *trace.Tracer)) {
-	pc := c.trace.PC()
+	saved := c.trace.SavePC()
 	c.begin()
 	emit(c.trace)
-	c.trace.SetPC(pc)
+	c.trace.RestorePC(saved)
 }
 
 // SetIRQHandler installs the kernel's interrupt entry: it is called with the
@@ -325,7 +366,9 @@ func (c *CPU) Load(addr uint64, size int) uint64 {
 		c.end(c.cost.MMIORead)
 		return v
 	}
-	c.drainOverlapping(addr, size)
+	if len(c.sb) > 0 {
+		c.drainOverlapping(addr, size)
+	}
 	now := c.m.Now()
 	v, miss := c.cache.load(c.m, addr, size)
 	if !c.lastWasLoad {
@@ -476,10 +519,10 @@ func overlaps(a, b pendingStore) bool {
 // land makes one buffered store visible, its event marked with the code that
 // made the store.
 func (c *CPU) land(s pendingStore) {
-	pc := c.trace.PC()
+	saved := c.trace.SavePC()
 	c.trace.SetPC(s.pc)
 	c.cache.store(c.m, s.addr, s.size, s.val)
-	c.trace.SetPC(pc)
+	c.trace.RestorePC(saved)
 }
 
 // drainDue lets arm64 stores whose time has come drain, earliest first. On x86

@@ -12,7 +12,7 @@ import (
 	"github.com/saccbook/saccbook/sacc/trace"
 )
 
-func setup(t *testing.T, seed uint64, cfg cpu.Config) (*cpu.CPU, *baremetal.Host) {
+func setup(t testing.TB, seed uint64, cfg cpu.Config) (*cpu.CPU, *baremetal.Host) {
 	t.Helper()
 	m, err := machine.New(machine.Config{Seed: seed})
 	if err != nil {

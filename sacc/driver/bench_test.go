@@ -74,3 +74,39 @@ func BenchmarkDriverNOPInterrupts(b *testing.B) {
 	}
 	b.ReportMetric(float64(h.M.Now()-start)/float64(b.N), "virtual-ns/job")
 }
+
+// TestDriverNOPAllocatesNothing holds the driver's steady state, one job per
+// doorbell and 64 per doorbell, to zero allocations.
+func TestDriverNOPAllocatesNothing(t *testing.T) {
+	h, err := host.Boot(host.Config{Driver: driver.Config{RingSize: 256}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.M.Tracer().Attach(trace.NewRing(4096))
+	r := &driver.Request{Opcode: sacc.OpNOP}
+	reqs := make([]*driver.Request, 64)
+	for i := range reqs {
+		reqs[i] = &driver.Request{Opcode: sacc.OpNOP}
+	}
+	batch := func() {
+		if _, err := h.Dev.SubmitBatch(reqs); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Dev.Wait(reqs[63]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 8 { // warm up: wrap the rings
+		batch()
+	}
+	if n := testing.AllocsPerRun(200, func() {
+		if err := h.Dev.Do(r); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("one NOP through the driver allocates %.1f times; want 0", n)
+	}
+	if n := testing.AllocsPerRun(20, batch); n != 0 {
+		t.Errorf("64 NOPs per doorbell allocate %.1f times; want 0", n)
+	}
+}

@@ -377,11 +377,13 @@ func (m *Machine) HandleEvent(ev sim.Event) {
 		return
 	}
 	w := m.posted[0]
-	m.posted = m.posted[1:]
-	pc := m.trace.PC()
+	// Shift the few writes still on the wire down rather than reslicing past the
+	// landed one: the queue then keeps its storage, and posting allocates nothing.
+	m.posted = m.posted[:copy(m.posted, m.posted[1:])]
+	saved := m.trace.SavePC()
 	m.trace.SetPC(w.pc)
 	m.Write(w.addr, w.size, w.v)
-	m.trace.SetPC(pc)
+	m.trace.RestorePC(saved)
 }
 
 // ReadBytes reads len(b) bytes at addr in address order.
@@ -550,6 +552,11 @@ type Interrupts struct {
 func (i *Interrupts) Raise(v uint8) {
 	i.pending[v/64] |= 1 << (v % 64)
 	i.count[v]++
+}
+
+// Any reports whether any vector is pending.
+func (i *Interrupts) Any() bool {
+	return i.pending[0]|i.pending[1]|i.pending[2]|i.pending[3] != 0
 }
 
 // Pending reports whether vector v is pending.

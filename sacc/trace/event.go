@@ -56,13 +56,22 @@ type Tracer struct {
 	seq uint64
 	// The events being emitted, one per level of nesting (a sink may itself cause
 	// an event); sinks get a pointer into this array, so emitting allocates nothing.
-	evs    [4]Event
-	depth  int
-	ring   *Ring   // set when a Ring is the only sink: events are built in place
-	pc     uintptr // source of the CPU operation under way, stamped on its events
-	sinks  []Sink
-	ids    []uint64
-	nextID uint64
+	evs   [4]Event
+	depth int
+	// ring is the Ring that is the only sink of the kinds marked in ringOnly:
+	// events of those kinds are built in place, in its next slot.
+	ring     *Ring
+	ringOnly [numKinds]bool
+	pc       uintptr // source of the CPU operation under way, stamped on its events
+	// pcDeferred says the operation under way has a source that findPC has not
+	// looked for yet (DeferPC); readsPC says some sink reads Event.PC at all.
+	pcDeferred bool
+	readsPC    bool
+	findPC     func() uintptr
+	sinks      []Sink
+	wants      []*[numKinds]bool // per sink: the kinds a KindSink wants; nil for every kind
+	ids        []uint64
+	nextID     uint64
 	// dialect is how the machine's profile spells its events in text.
 	dialect Dialect
 }
@@ -75,13 +84,23 @@ func NewTracer(s *sim.Sim) *Tracer { return &Tracer{sim: s} }
 func (t *Tracer) Attach(s Sink) (detach func()) {
 	t.nextID++
 	id := t.nextID
+	var wants *[numKinds]bool
+	if ks, ok := s.(KindSink); ok {
+		wants = new([numKinds]bool)
+		for k := range wants {
+			wants[k] = ks.Wants(Kind(k))
+		}
+	}
 	t.sinks = append(t.sinks, s)
+	t.wants = append(t.wants, wants)
 	t.ids = append(t.ids, id)
 	t.sinksChanged()
 	return func() {
 		for i, x := range t.ids {
 			if x == id {
+				// New slices, so that a record under way keeps the ones it ranges over.
 				t.sinks = append(t.sinks[:i:i], t.sinks[i+1:]...)
+				t.wants = append(t.wants[:i:i], t.wants[i+1:]...)
 				t.ids = append(t.ids[:i:i], t.ids[i+1:]...)
 				t.sinksChanged()
 				return
@@ -90,20 +109,85 @@ func (t *Tracer) Attach(s Sink) (detach func()) {
 	}
 }
 
+// KindSink is a sink that wants only some kinds of event, such as the CPU
+// cache's snoop, which wants DMA writes: it receives no others. Wants is asked
+// once per kind when the sink is attached. A Ring whose only company is such
+// sinks still has the kinds they do not want built in place, as if alone.
+type KindSink interface {
+	Sink
+	Wants(k Kind) bool
+}
+
 func (t *Tracer) sinksChanged() {
-	t.ring = nil
-	if len(t.sinks) == 1 {
-		t.ring, _ = t.sinks[0].(*Ring)
+	t.ring, t.ringOnly = nil, [numKinds]bool{}
+	for k := range t.ringOnly {
+		var only Sink
+		n := 0
+		for i, s := range t.sinks {
+			if w := t.wants[i]; w == nil || w[k] {
+				only, n = s, n+1
+			}
+		}
+		if r, ok := only.(*Ring); ok && n == 1 {
+			t.ring, t.ringOnly[k] = r, true
+		}
 	}
+	t.readsPC = false
+	for _, s := range t.sinks {
+		if _, blind := s.(PCBlind); !blind {
+			t.readsPC = true
+		}
+	}
+}
+
+// PCBlind is a sink that never reads Event.PC, such as the text and JSON writers.
+// While every sink attached is one, the tracer does not look for the source of
+// the events at all (DeferPC), and their PC is 0.
+type PCBlind interface {
+	Sink
+	IgnoresPC()
 }
 
 // SetPC marks the events emitted from now on as caused by the code at pc (0 for
 // none). The CPU sets it around each operation so that views can show the source
 // line behind a CPU-side event.
-func (t *Tracer) SetPC(pc uintptr) { t.pc = pc }
+func (t *Tracer) SetPC(pc uintptr) { t.pc, t.pcDeferred = pc, false }
 
-// PC is the source currently stamped on events (see SetPC).
-func (t *Tracer) PC() uintptr { return t.pc }
+// SetPCFinder installs how DeferPC's source is found: the CPU walks the Go stack
+// from the emitting code up to the code that asked for the access.
+func (t *Tracer) SetPCFinder(find func() uintptr) { t.findPC = find }
+
+// DeferPC marks the events emitted from now on as caused by the operation under
+// way, whose source the PC finder looks for only when an event needs it: when one
+// is emitted, or PC is asked, while a sink reads sources. Walking the stack is the
+// costliest part of an emulated access, and most accesses emit nothing.
+func (t *Tracer) DeferPC() { t.pc, t.pcDeferred = 0, t.findPC != nil }
+
+// PC is the source stamped on the events emitted now (see SetPC and DeferPC):
+// a deferred source is looked for here, and is 0 while no sink reads sources.
+func (t *Tracer) PC() uintptr {
+	if t.pcDeferred {
+		if !t.readsPC {
+			return 0 // left unresolved: nothing would read it
+		}
+		t.pc, t.pcDeferred = t.findPC(), false
+	}
+	return t.pc
+}
+
+// PCMark is the tracer's source, known or deferred, as SavePC saw it.
+type PCMark struct {
+	pc       uintptr
+	deferred bool
+}
+
+// SavePC returns the source as it is, without looking for a deferred one, so that
+// code that stamps other events for a while (a store landing from the store
+// buffer) can put it back with RestorePC.
+func (t *Tracer) SavePC() PCMark { return PCMark{t.pc, t.pcDeferred} }
+
+// RestorePC puts back a source saved with SavePC.
+func (t *Tracer) RestorePC(m PCMark) { t.pc, t.pcDeferred = m.pc, m.deferred }
 
 // Seq is the sequence number of the last event emitted (0 before the first).
 func (t *Tracer) Seq() uint64 { return t.seq }
@@ -131,7 +215,14 @@ func (t *Tracer) emit(k Kind, a0, a1, a2, a3 uint64) {
 	}
 	if ev := t.next(k); ev != nil {
 		ev.Args = [MaxArgs]uint64{a0, a1, a2, a3}
-		t.record(ev)
+		if t.pcDeferred {
+			ev.PC = t.PC() // outside next, which stays small enough to inline
+		}
+		if t.ringOnly[k] {
+			t.ring.keep() // next built it in the ring's slot: move past it
+		} else {
+			t.dispatch(ev)
+		}
 	}
 }
 
@@ -142,7 +233,14 @@ func (t *Tracer) emitWide(k Kind, args [MaxArgs]uint64) {
 	}
 	if ev := t.next(k); ev != nil {
 		ev.Args = args
-		t.record(ev)
+		if t.pcDeferred {
+			ev.PC = t.PC()
+		}
+		if t.ringOnly[k] {
+			t.ring.keep()
+		} else {
+			t.dispatch(ev)
+		}
 	}
 }
 
@@ -152,7 +250,7 @@ func (t *Tracer) next(k Kind) *Event {
 	t.seq++
 	var ev *Event
 	switch {
-	case t.ring != nil:
+	case t.ringOnly[k]:
 		// The in-memory recorder alone: build the event straight in its slot.
 		ev = &t.ring.buf[t.ring.next]
 	case len(t.sinks) == 0:
@@ -166,18 +264,15 @@ func (t *Tracer) next(k Kind) *Event {
 	return ev
 }
 
-// record hands an event built by next to the sinks.
-func (t *Tracer) record(ev *Event) {
-	if r := t.ring; r != nil {
-		if r.next++; r.next == len(r.buf) {
-			r.next = 0
-		}
-		r.total++
-		return
-	}
+// dispatch hands an event built by next to every sink that wants its kind, in
+// the order they were attached.
+func (t *Tracer) dispatch(ev *Event) {
 	t.depth++
-	for _, s := range t.sinks {
-		s.Record(ev)
+	wants := t.wants
+	for i, s := range t.sinks {
+		if w := wants[i]; w == nil || w[ev.Kind] {
+			s.Record(ev)
+		}
 	}
 	t.depth--
 }
@@ -212,8 +307,12 @@ func NewRing(n int) *Ring {
 // Record stores ev, overwriting the oldest event when the ring is full.
 func (r *Ring) Record(ev *Event) {
 	r.buf[r.next] = *ev
-	r.next++
-	if r.next == len(r.buf) {
+	r.keep()
+}
+
+// keep moves past the slot just filled.
+func (r *Ring) keep() {
+	if r.next++; r.next == len(r.buf) {
 		r.next = 0
 	}
 	r.total++

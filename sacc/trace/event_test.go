@@ -400,3 +400,114 @@ func BenchmarkEmitRing(b *testing.B) {
 		tr.EmitCQPost(i, 0x40, 0, 1)
 	}
 }
+
+// blind is a sink that never reads the source of an event.
+type blind struct{ n int }
+
+func (b *blind) Record(*trace.Event) { b.n++ }
+func (*blind) IgnoresPC()            {}
+
+// A deferred source is looked for once per operation, at its first event, and
+// only while some sink reads sources; SavePC and RestorePC keep it deferred.
+func TestDeferredPCIsFoundOnlyWhenASinkReadsIt(t *testing.T) {
+	tr := trace.NewTracer(sim.New(1))
+	finds := 0
+	tr.SetPCFinder(func() uintptr { finds++; return 0x1234 })
+	b := &blind{}
+	tr.Attach(b)
+	tr.DeferPC()
+	tr.EmitIdle(1)
+	tr.EmitIdle(2)
+	if finds != 0 || tr.PC() != 0 || b.n != 2 {
+		t.Fatalf("blind sinks only: %d finds, PC %#x, %d events; want 0, 0, 2", finds, tr.PC(), b.n)
+	}
+	var buf trace.Buffer
+	detach := tr.Attach(&buf)
+	saved := tr.SavePC()
+	tr.SetPC(0x99) // another source for a while, as a landing store has
+	tr.EmitIdle(3)
+	tr.RestorePC(saved)
+	if finds != 0 {
+		t.Fatalf("SetPC and RestorePC looked for the deferred source (%d finds)", finds)
+	}
+	tr.EmitIdle(4)
+	tr.EmitIdle(5)
+	if finds != 1 {
+		t.Fatalf("two events of one operation: %d finds, want 1", finds)
+	}
+	want := []uintptr{0x99, 0x1234, 0x1234}
+	for i, ev := range buf.Events {
+		if ev.PC != want[i] {
+			t.Errorf("event %d: PC %#x, want %#x", ev.Seq, ev.PC, want[i])
+		}
+	}
+	detach()
+	tr.DeferPC()
+	tr.EmitIdle(6)
+	if finds != 1 {
+		t.Errorf("after the reading sink left: %d finds, want 1", finds)
+	}
+}
+
+// only is a sink that wants the kinds in its set and counts what it gets.
+type only struct {
+	kinds []trace.Kind
+	got   []trace.Kind
+	emit  func() // called for each event it gets, to emit one of its own
+}
+
+func (o *only) Record(ev *trace.Event) {
+	o.got = append(o.got, ev.Kind)
+	if o.emit != nil {
+		o.emit()
+	}
+}
+func (o *only) Wants(k trace.Kind) bool { return slices.Contains(o.kinds, k) }
+
+// A KindSink gets the kinds it wants and no others, and a Ring beside it records
+// exactly what it records beside a sink that takes everything, nested events
+// included: the kinds the KindSink leaves alone are built in the Ring's slots.
+func TestKindSinksGetTheirKindsAndLeaveTheRingAlone(t *testing.T) {
+	run := func(filtered bool) ([]trace.Event, []trace.Kind) {
+		s := sim.New(1)
+		tr := trace.NewTracer(s)
+		o := &only{kinds: []trace.Kind{trace.DMAWrite}}
+		o.emit = func() {
+			if o.got[len(o.got)-1] == trace.DMAWrite {
+				tr.EmitIdle(7) // a sink's own event, nested in the DMA write's
+			}
+		}
+		var sink trace.Sink = o
+		if !filtered {
+			// The same sink, taking every kind and passing on the ones it wants.
+			sink = trace.Func(func(ev trace.Event) {
+				if o.Wants(ev.Kind) {
+					o.Record(&ev)
+				}
+			})
+		}
+		tr.Attach(sink)
+		r := trace.NewRing(8)
+		tr.Attach(r)
+		for i := range uint64(20) {
+			s.Advance(10)
+			switch i % 3 {
+			case 0:
+				tr.EmitDMAWrite(i, i<<12, 64)
+			case 1:
+				tr.EmitFetch(i, i<<8)
+			default:
+				tr.EmitCPURead(i, 4, i)
+			}
+		}
+		return r.Events(), o.got
+	}
+	ringF, gotF := run(true)
+	ringU, gotU := run(false)
+	if !slices.Equal(ringF, ringU) {
+		t.Errorf("ring beside a KindSink: %v\nbeside a sink of every kind: %v", describe(ringF), describe(ringU))
+	}
+	if !slices.Equal(gotF, gotU) || len(gotF) != 7 {
+		t.Errorf("the KindSink got %v, want the 7 DMA writes %v", gotF, gotU)
+	}
+}

@@ -2,9 +2,9 @@ package trace
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/saccbook/saccbook/sacc"
 )
@@ -55,11 +55,11 @@ func appendValue(b []byte, f Format, v uint64) []byte {
 	case Dec:
 		return strconv.AppendUint(b, v, 10)
 	case RegName:
-		if n := sacc.RegName(uint32(v)); n != "reserved" {
+		if n, ok := regNames()[uint32(v)]; ok {
 			return append(b, n...)
 		}
 	case IOMMUReg:
-		if n := sacc.IOMMURegName(uint32(v)); n != "reserved" {
+		if n, ok := iommuRegNames()[uint32(v)]; ok {
 			return append(b, n...)
 		}
 	case GuestReason:
@@ -74,7 +74,13 @@ func appendValue(b []byte, f Format, v uint64) []byte {
 		}
 		return append(b, "read"...)
 	case BDF:
-		return fmt.Appendf(b, "%02x:%02x.%x", v>>8&0xFF, v>>3&0x1F, v&7)
+		// bus:device.function as lspci prints it, "%02x:%02x.%x" without fmt's
+		// boxing, so that encoding an event allocates nothing.
+		b = appendHex2(b, v>>8&0xFF)
+		b = append(b, ':')
+		b = appendHex2(b, v>>3&0x1F)
+		b = append(b, '.')
+		return append(b, hexDigits[v&7])
 	case Suppress:
 		return append(b, suppressName(v)...)
 	case BarrierOp:
@@ -87,6 +93,32 @@ func appendValue(b []byte, f Format, v uint64) []byte {
 	b = append(b, "0x"...)
 	return strconv.AppendUint(b, v, 16)
 }
+
+// regNames and iommuRegNames are sacc.RegName and sacc.IOMMURegName for every
+// offset that has a name, looked up once: the datasheet builds the names of
+// 64-bit registers' high halves ("SQ_BASE_HI") on each call, and encoding an
+// event must not allocate.
+var (
+	regNames      = sync.OnceValue(func() map[uint32]string { return namedOffsets(sacc.Registers, sacc.RegName) })
+	iommuRegNames = sync.OnceValue(func() map[uint32]string { return namedOffsets(sacc.IOMMURegisters, sacc.IOMMURegName) })
+)
+
+func namedOffsets(table []sacc.Register, name func(uint32) string) map[uint32]string {
+	names := map[uint32]string{}
+	for _, r := range table {
+		for _, off := range []uint32{r.Offset, r.Offset + 4} {
+			if n := name(off); n != "reserved" {
+				names[off] = n
+			}
+		}
+	}
+	return names
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendHex2 appends v (< 256) as two lower-case hex digits.
+func appendHex2(b []byte, v uint64) []byte { return append(b, hexDigits[v>>4&0xF], hexDigits[v&0xF]) }
 
 // TextWriter is a sink that writes each event as a line of text. It leaves
 // detail kinds out (Kind.Detail) unless Details is set.
@@ -123,6 +155,9 @@ func (t *TextWriter) Record(ev *Event) {
 // Err is the first write error, if any.
 func (t *TextWriter) Err() error { return t.err }
 
+// IgnoresPC says text lines carry no source (PCBlind).
+func (t *TextWriter) IgnoresPC() {}
+
 // WriteText writes events as text lines, detail kinds included.
 func WriteText(w io.Writer, events []Event) error {
 	bw := bufio.NewWriter(w)
@@ -136,7 +171,8 @@ func WriteText(w io.Writer, events []Event) error {
 
 // AppendJSON appends the event as one JSON object with a fixed key order:
 // {"seq":…,"t":…,"kind":"…","side":"…","args":{…},"text":"…"}. Arguments are
-// numbers; "text" holds the formatted arguments for display.
+// numbers; "text" holds the formatted arguments for display, quoted as
+// strconv.Quote quotes it. Appending to a buffer with room allocates nothing.
 func (e Event) AppendJSON(b []byte) []byte {
 	info := e.Kind.Info()
 	b = append(b, `{"seq":`...)
@@ -157,9 +193,29 @@ func (e Event) AppendJSON(b []byte) []byte {
 		b = append(b, `":`...)
 		b = strconv.AppendUint(b, e.Args[i], 10)
 	}
-	b = append(b, `},"text":`...)
-	b = strconv.AppendQuote(b, string(e.AppendArgs(nil)))
-	return append(b, '}')
+	b = append(b, `},"text":"`...)
+	// The text is written in place: its names and numbers are printable ASCII
+	// with nothing to escape, so the quotes around it are all strconv.Quote
+	// would add. Anything else is quoted the slow way from a copy.
+	start := len(b)
+	b = e.AppendArgs(b)
+	if !plainText(b[start:]) {
+		text := string(b[start:])
+		b = strconv.AppendQuote(b[:start-1], text)
+		return append(b, '}')
+	}
+	return append(b, `"}`...)
+}
+
+// plainText reports whether strconv.Quote would leave text as it is: printable
+// ASCII without a quote or a backslash.
+func plainText(text []byte) bool {
+	for _, c := range text {
+		if c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // MarshalJSON implements json.Marshaler with AppendJSON.
@@ -186,3 +242,6 @@ func (j *JSONWriter) Record(ev *Event) {
 
 // Err is the first write error, if any.
 func (j *JSONWriter) Err() error { return j.err }
+
+// IgnoresPC says JSON lines carry no source (PCBlind).
+func (j *JSONWriter) IgnoresPC() {}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -333,5 +334,47 @@ func TestTextLeavesOutDetails(t *testing.T) {
 		if k.Detail() != (k == trace.CPUStore || k == trace.CPUStoreCached || k == trace.CPUMMIOWrite || k == trace.IOMMUWalk) {
 			t.Errorf("%s: Detail() = %v", k, k.Detail())
 		}
+	}
+}
+
+// TestRegisterNamesAreTheDatasheets: the encoder's table of register names names
+// every offset, at any width of the argument, as sacc.RegName and
+// sacc.IOMMURegName do.
+func TestRegisterNamesAreTheDatasheets(t *testing.T) {
+	for off := uint64(0); off < 0x2000; off++ {
+		for _, v := range []uint64{off, off | 1<<32, off | 1<<63} {
+			for _, c := range []struct {
+				k    trace.Kind
+				name string
+			}{{trace.RegWrite, sacc.RegName(uint32(off))}, {trace.IOMMURegWrite, sacc.IOMMURegName(uint32(off))}} {
+				want := c.name
+				if want == "reserved" {
+					want = fmt.Sprintf("%#x", v)
+				}
+				got, _, _ := strings.Cut(string(ev(c.k, 0, v).AppendArgs(nil)), " ")
+				if got != c.k.Info().Args[0].Name+"="+want {
+					t.Fatalf("%s with %#x: %q, want %s", c.k, v, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBDFIsLspcis: bus:device.function prints as "%02x:%02x.%x" would.
+func TestBDFIsLspcis(t *testing.T) {
+	for v := uint64(0); v <= 0x1_0000; v++ {
+		want := fmt.Sprintf("source=%02x:%02x.%x", v>>8&0xFF, v>>3&0x1F, v&7)
+		if got := string(ev(trace.IOMMUFault, 0, 0, 0, 0, v).AppendArgs(nil)); !strings.Contains(got, want) {
+			t.Fatalf("BDF %#x: %q, want %s in it", v, got, want)
+		}
+	}
+}
+
+func BenchmarkAppendJSON(b *testing.B) {
+	e := ev(trace.RegWrite, 123456, sacc.RegSQBaseHi, 4, 0x40)
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = e.AppendJSON(buf[:0])
 	}
 }
