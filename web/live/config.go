@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/saccbook/saccbook/sacc/machine"
-	"github.com/saccbook/saccbook/sacc/monitor"
 	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/runner"
@@ -132,7 +131,7 @@ func (c *runConfig) newMachine() (*machine.Machine, error) {
 func (c *runConfig) runner() (*runner.Runner, error) {
 	// The narrative is not kept: a step back re-runs the program and would tell
 	// the story again.
-	return runner.New(monitor.Factory(c.newMachine), func(m *machine.Machine) error {
+	return runner.New(c.newMachine, func(m *machine.Machine) error {
 		return c.sc.Run(m, c.env(io.Discard))
 	})
 }
