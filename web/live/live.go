@@ -50,7 +50,7 @@ type Options struct {
 	// message on its own.
 	Compression Compression
 	// SocketsPerClient is how many sockets one client address may hold open at
-	// once; 0 means 16. One more is refused with 429 before the upgrade.
+	// once; 0 means 64. One more is refused with 429 before the upgrade.
 	SocketsPerClient int
 	// SessionsPerSocket is how many hellos one socket may send; 0 means 256. The
 	// one after them closes the socket with 1008 and too-many-sessions.
@@ -88,7 +88,7 @@ type SharedSpec struct {
 const (
 	defaultQueue      = 256
 	defaultQueueBytes = 8 << 20         // a whole capstone log, many times over, compressed or not
-	defaultPerClient  = 16              // a reader with a few tabs of widgets open
+	defaultPerClient  = 64              // a reader with many tabs of widgets open, and pages still closing theirs
 	defaultPerSocket  = 256             // hellos: every option flip and seed is one
 	readLimit         = 64 << 10        // client messages (PROTOCOL.md: larger closes with 1009)
 	writeTimeout      = 5 * time.Second // one message to one viewer
