@@ -169,10 +169,12 @@ export function buildControls(w, scenario, env) {
     h("div", { class: "sw-show-bar", role: "group", "aria-label": "The run shown" }, h("span", null, "Show the run"), showWith, showWithout),
     divergeEl);
 
+  // A hunt's seed is the variant's: there is nothing to choose.
   const settings = h("div", { class: "sw-settings" },
     h("label", { class: "sw-field", for: id + "-speed" }, h("span", null, "Speed"), speed),
-    // A recorded run is replayed as it was: no seed to choose.
-    w.recorded ? null : h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed));
+    // A recorded run is replayed as it was, and a hunt's seed is the
+    // learner's variant's: no seed to choose.
+    w.hunt || w.recorded ? null : h("label", { class: "sw-field", for: id + "-seed" }, h("span", null, "Seed"), seed));
 
   const el = h("div", { class: "sw-controls", role: "group", "aria-label": "Playback" },
     h("div", { class: "sw-transport" }, reset, back, play, pause, step),

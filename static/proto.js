@@ -67,6 +67,17 @@ export function route(msg, conn) {
   return null; // pong, and kinds this client does not know
 }
 
+// helloMessage is the hello for params: a scenario with its seed, options and
+// quirks (or a recorded exercise run to replay), or a bug hunt's number alone
+// (the server builds the learner's run and accepts nothing else with it).
+export function helloMessage(p) {
+  if (p.hunt) return { type: "hello", v: VERSION, hunt: p.hunt };
+  const m = { type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] };
+  // A learner's recorded exercise run: replayed from its record, nothing runs.
+  if (p.recorded) { m.run = "recorded"; m.exercise = p.recorded; }
+  return m;
+}
+
 export class Connection {
   // handlers: {onState(state, detail), onWelcome(msg), onEvents(events, from),
   //            onSnapshot(msg), onEnd(msg), onError(msg),
@@ -75,7 +86,7 @@ export class Connection {
     this.path = path || "/ws/session";
     this.handlers = handlers;
     this.ws = null;
-    this.params = null;      // the hello we want: {scenario, seed, options, quirks}
+    this.params = null;      // the hello we want: {scenario, seed, options, quirks} or {hunt}
     this.run = "";           // the run inspect asks about: "" or "baseline"
     this.nextId = 1;
     this.pending = new Map(); // inspect id -> {resolve, reject}
@@ -107,10 +118,7 @@ export class Connection {
     const p = this.params;
     this.awaitWelcome = true;
     this.failPending("a new run started");
-    const m = { type: "hello", v: VERSION, scenario: p.scenario, seed: p.seed, options: p.options || {}, quirks: p.quirks || [] };
-    // A learner's recorded exercise run: replayed from its record, nothing runs.
-    if (p.recorded) { m.run = "recorded"; m.exercise = p.recorded; }
-    this.send(m);
+    this.send(helloMessage(p));
     this.setState("starting");
   }
 

@@ -138,7 +138,10 @@ class Widget {
     this.root = root;
     this.n = ++widgetCount;
     this.scenario = root.dataset.scenario || "job";
-    this.options = parseOptions(root.dataset.options);
+    // A bug hunt's widget runs the learner's variant: the server builds it from
+    // the number, and the reader can change nothing of it.
+    this.hunt = Number(root.dataset.hunt) > 0 ? Number(root.dataset.hunt) : 0;
+    this.options = this.hunt ? {} : parseOptions(root.dataset.options);
     this.quirks = [];       // the bugs switched on, as the last hello asked
     this.seed = 1;
     this.speed = "20";
@@ -191,7 +194,7 @@ class Widget {
     root.classList.add("sw");
     root.setAttribute("tabindex", "0");
     root.setAttribute("role", "region");
-    root.setAttribute("aria-label", this.recorded ? "Your recorded run of " + this.recorded : "Live run of the " + this.scenario + " scenario");
+    root.setAttribute("aria-label", this.hunt ? "Live run of bug hunt " + this.hunt : this.recorded ? "Your recorded run of " + this.recorded : "Live run of the " + this.scenario + " scenario");
     root.setAttribute("aria-keyshortcuts", "Space ArrowRight ArrowLeft Home");
     if (!root.dataset.widget) root.dataset.widget = String(this.n);
     root.dataset.seq = "0";
@@ -205,7 +208,8 @@ class Widget {
       this.recorded ? h("span", { class: "sw-title" }, "your run of ", h("code", null, this.recorded))
         : h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
       this.connEl);
-    this.controls = buildControls(this, this.env.ds.scenario(this.scenario), this.env);
+    // A hunt offers no option and no bug to switch: its run is the variant's.
+    this.controls = buildControls(this, this.hunt ? { name: this.scenario, options: [], quirks: [] } : this.env.ds.scenario(this.scenario), this.env);
     this.errorEl = h("p", { class: "sw-error", role: "alert", hidden: true });
 
     this.tabs = {};
@@ -280,7 +284,7 @@ class Widget {
 
   hello(fresh) {
     const o = { ...this.options };
-    this.conn.hello({ scenario: this.scenario, seed: this.seed, options: o, quirks: [...this.quirks], recorded: this.recorded });
+    this.conn.hello(this.hunt ? { hunt: this.hunt } : { scenario: this.scenario, seed: this.seed, options: o, quirks: [...this.quirks], recorded: this.recorded });
     this.awaitingWelcome = true;
     this.root.dataset.run = "running";
     if (fresh) { this.pause(); this.target = 0; }
@@ -462,6 +466,7 @@ class Widget {
   }
 
   showTitle() {
+    if (this.hunt) { this.optsEl.textContent = " · hunt " + this.hunt + ", your variant"; return; }
     this.optsEl.textContent = optionsText(this.options) + (this.quirks.length ? " · bug: " + this.quirks.join(", ") : "");
   }
   showOptions() { this.showTitle(); }

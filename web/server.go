@@ -26,6 +26,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/saccbook/saccbook/sacc/hunt"
+	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/web/manifest"
 )
 
@@ -59,6 +61,9 @@ type Config struct {
 	// Source, if set, serves the Go sources that events point at under /source/
 	// (package saccbook's Source), so the source view can show the line itself.
 	Source fs.FS
+	// Hunts serves the bug hunts' pages (/hunts) with the learner's records
+	// and takes their answers; nil: the pages say the server has no workspace.
+	Hunts Hunts
 	// Workbook, if set, serves the learner's exercises: /exercises/ID, the
 	// recorded runs at /runs/ID, and the files the learner edits under
 	// /source/exercises/… (package workbook, through cmd/saccbook).
@@ -180,6 +185,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	hunts, err := newHuntPages(cfg.Hunts, chapters, assets, hosts, log)
+	if err != nil {
+		return nil, err
+	}
 
 	r := chi.NewRouter()
 	// GetHead must run before routing, so it is here and not in the group.
@@ -197,6 +206,15 @@ func NewHandler(cfg Config) (http.Handler, error) {
 			assets.serve(w, r, chi.URLParam(r, "*"))
 		})
 		r.Get(manifest.Path, serveManifest)
+		r.Get("/hunts", hunts.serveList)
+		r.Get("/hunts/{n}", func(w http.ResponseWriter, r *http.Request) {
+			hunts.serveHunt(w, r, chi.URLParam(r, "n"))
+		})
+		// The one request that changes anything (huntPages says how it is
+		// guarded); every other POST gets 405 or 404 from the router.
+		r.Post("/hunts/{n}/submit", func(w http.ResponseWriter, r *http.Request) {
+			hunts.serveSubmit(w, r, chi.URLParam(r, "n"))
+		})
 		if cfg.Source != nil || cfg.Workbook != nil {
 			r.Get("/source/*", func(w http.ResponseWriter, r *http.Request) {
 				name := chi.URLParam(r, "*")
@@ -370,6 +388,43 @@ type pageData struct {
 	BodyHead, BodyTail template.HTML
 	// Progress is the learner's, by chapter slug; nil outside a workspace.
 	Progress map[string]*ChapterProgress
+	Hunts    *huntView // on the hunt pages
+}
+
+// parseTemplate parses a page's template with the layout.
+func parseTemplate(assets *assetSet, page string) (*template.Template, error) {
+	funcs := template.FuncMap{"asset": assets.url, "inc": func(i int) int { return i + 1 }, "status": statusToken}
+	return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
+}
+
+// newHuntPages parses the hunt pages' templates and renders both once, with
+// no records, so that a template mistake is an error at start-up.
+func newHuntPages(h Hunts, chapters []*Chapter, assets *assetSet, hosts *hostMatcher, log *slog.Logger) (*huntPages, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, fmt.Errorf("web: submission token: %w", err)
+	}
+	hp := &huntPages{hunts: h, token: token, hosts: hosts, log: log}
+	if hp.list, err = parseTemplate(assets, "hunts.html"); err != nil {
+		return nil, err
+	}
+	if hp.one, err = parseTemplate(assets, "hunt.html"); err != nil {
+		return nil, err
+	}
+	hp.render = func(t *template.Template, d pageData) ([]byte, error) {
+		d.Chapters = chapters
+		return renderTemplate(t, d)
+	}
+	v := huntView{Bugs: quirk.All()}
+	first := &HuntRow{Hunt: hunt.Catalogue()[0], Status: "not started"}
+	if _, err := hp.render(hp.list, pageData{Title: "Bug hunts", Hunts: &v}); err != nil {
+		return nil, err
+	}
+	v.Row = first
+	if _, err := hp.render(hp.one, pageData{Title: "Hunt", Hunts: &v}); err != nil {
+		return nil, err
+	}
+	return hp, nil
 }
 
 // exercisesHeading is the heading the chapters introduce their exercises under.
@@ -393,10 +448,7 @@ func splitAtExercises(body template.HTML) (head, tail template.HTML) {
 }
 
 func renderPages(chapters []*Chapter, assets *assetSet) (*pageSet, error) {
-	funcs := template.FuncMap{"asset": assets.url, "inc": func(i int) int { return i + 1 }, "status": statusToken}
-	parse := func(page string) (*template.Template, error) {
-		return template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page)
-	}
+	parse := func(page string) (*template.Template, error) { return parseTemplate(assets, page) }
 	exec := func(t *template.Template, d pageData) ([]byte, error) {
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, "layout", d); err != nil {

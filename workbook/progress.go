@@ -13,10 +13,13 @@ import (
 // It is small and plain, and a learner may commit it with their work.
 const ProgressFile = "exercises/.saccbook-progress.json"
 
-// Progress is the learner's progress through the exercises.
+// Progress is the learner's progress through the exercises and the bug hunts.
+// A file written before the hunts existed has no "hunts" and loads as no hunt
+// started.
 type Progress struct {
 	Note      string                       `json:"note"`
-	Exercises map[string]*ExerciseProgress `json:"exercises"` // by exercise ID
+	Exercises map[string]*ExerciseProgress `json:"exercises"`       // by exercise ID
+	Hunts     map[string]*HuntProgress     `json:"hunts,omitempty"` // by hunt number
 }
 
 const progressNote = "saccbook's record of your progress; safe to commit, safe to delete (you lose only this record)"
@@ -48,8 +51,14 @@ func LoadProgress(root string) (*Progress, error) {
 	if err := json.Unmarshal(data, p); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to start the record afresh)", ProgressFile, err)
 	}
+	if err := p.checkHunts(); err != nil {
+		return nil, fmt.Errorf("%s: %w (mend or delete it to start the record afresh)", ProgressFile, err)
+	}
 	if p.Exercises == nil {
 		p.Exercises = map[string]*ExerciseProgress{}
+	}
+	if p.Hunts == nil {
+		p.Hunts = map[string]*HuntProgress{}
 	}
 	return p, nil
 }
@@ -61,20 +70,7 @@ func (p *Progress) Save(root string) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(root, ProgressFile)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".saccbook-progress-*.json")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := writeAtomic(filepath.Join(root, ProgressFile), append(data, '\n'), ".saccbook-progress-*.json"); err != nil {
 		return fmt.Errorf("save progress: %w", err)
 	}
 	return nil

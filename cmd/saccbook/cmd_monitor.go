@@ -32,12 +32,35 @@ Scenarios:
 Commands:
 ` + monitor.HelpText() + `
 Example:
-  printf 'step 20\ninfo pci\nxp /8xw 0xb0018000\ncont\ninfo rings\n' | saccbook monitor mixed`,
+  printf 'step 20\ninfo pci\nxp /8xw 0xb0018000\ncont\ninfo rings\n' | saccbook monitor mixed
+
+With --hunt N it holds your variant of bug hunt N instead (saccbook hunt start N):
+the same run as saccbook run --hunt N, with its bug, which nothing names.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			var mf machineFlags
 			mf.register(fs)
 			set := fs.String("set", "", "scenario options, name=value,... (for example cpu=arm64,irq=on)")
+			huntN := fs.Int("hunt", 0, "hold your variant of bug hunt `N` (see saccbook hunt)")
+			root := rootFlag(fs)
 			return func(ctx context.Context, e *env, args []string) error {
+				if isSet(fs, "hunt") {
+					v, err := huntRun(fs, *huntN, *root, args, e)
+					if err != nil {
+						return err
+					}
+					s, err := v.Scenario()
+					if err != nil {
+						return err
+					}
+					cfg, err := v.Machine(true)
+					if err != nil {
+						return err
+					}
+					return runMonitor(ctx, e, s, v.Options, cfg)
+				}
+				if isSet(fs, "root") {
+					return usageError("--root goes with --hunt")
+				}
 				s, opts, err := pickScenario(args, *set)
 				if err != nil {
 					return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/saccbook/saccbook/sacc/machine"
@@ -29,6 +30,12 @@ Scenarios:
 With --format perfetto the trace is Chrome trace-event JSON: open it at
 ui.perfetto.dev. With --format json each event is one JSON object per line.
 
+With --hunt N it runs your variant of bug hunt N (saccbook hunt start N): the
+scenario, its parameters and its secret bug come from your hunt key, so no
+scenario, --set, --seed, --cost, --ram or --quirks goes with it. The text trace
+then starts every event with its number, the one saccbook hunt submit --event
+asks for.
+
 The text trace leaves out the detail events that the browser draws: each store
 entering the CPU's store buffer (cpu_store, and cpu_store_cached on a
 non-coherent CPU) before it lands as cpu_write, and each level of an IOMMU page
@@ -40,20 +47,41 @@ walk (iommu_walk). --details prints them too; json and perfetto always have them
 			out := fs.String("o", "", "write the trace to this file instead of standard output")
 			set := fs.String("set", "", "scenario options, name=value,... (for example cpu=arm64,irq=on)")
 			dmesg := fs.Bool("dmesg", false, "print the kernel log after the run (scenarios that boot a kernel)")
+			huntN := fs.Int("hunt", 0, "run your variant of bug hunt `N` (see saccbook hunt)")
+			root := rootFlag(fs)
 			details := fs.Bool("details", false, "text trace: also print detail events (stores entering the store buffer, page-walk levels)")
 			return func(ctx context.Context, e *env, args []string) error {
+				if *format != "text" && *format != "json" && *format != "perfetto" {
+					return usageError("unknown format %q", *format)
+				}
+				if isSet(fs, "hunt") {
+					v, err := huntRun(fs, *huntN, *root, args, e)
+					if err != nil {
+						return err
+					}
+					s, err := v.Scenario()
+					if err != nil {
+						return err
+					}
+					cfg, err := v.Machine(true)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "# hunt %d: %s (your variant; its bug is not named here)\n", v.Hunt.Number, v.Hunt.Title)
+					return runScenario(e, s, v.Options, cfg, *format, *out, *dmesg, *details, true)
+				}
+				if isSet(fs, "root") {
+					return usageError("--root goes with --hunt")
+				}
 				s, opts, err := pickScenario(args, *set)
 				if err != nil {
 					return err
-				}
-				if *format != "text" && *format != "json" && *format != "perfetto" {
-					return usageError("unknown format %q", *format)
 				}
 				cfg, err := mf.config()
 				if err != nil {
 					return err
 				}
-				return runScenario(e, s, opts, cfg, *format, *out, *dmesg, *details)
+				return runScenario(e, s, opts, cfg, *format, *out, *dmesg, *details, false)
 			}
 		},
 	}
@@ -94,7 +122,10 @@ func pickScenario(args []string, set string) (scenario.Scenario, map[string]stri
 	return s, opts, nil
 }
 
-func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg, details bool) (err error) {
+// runScenario runs s and writes its trace; details adds the detail events to a
+// text trace, and numbered starts every text line with the event's sequence
+// number.
+func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config, format, outPath string, dmesg, details, numbered bool) (err error) {
 	m, err := machine.New(cfg)
 	if err != nil {
 		return err
@@ -124,9 +155,13 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 	var buf trace.Buffer
 	switch format {
 	case "text":
-		tw := trace.NewTextWriter(bw).In(m.Tracer().Dialect())
-		tw.Details = details
-		m.Tracer().Attach(tw)
+		if numbered {
+			m.Tracer().Attach(numberedText{w: bw, d: m.Tracer().Dialect(), details: details})
+		} else {
+			tw := trace.NewTextWriter(bw).In(m.Tracer().Dialect())
+			tw.Details = details
+			m.Tracer().Attach(tw)
+		}
 	case "json":
 		m.Tracer().Attach(trace.NewJSONWriter(bw))
 		story = prefixWriter{w: e.stderr, prefix: "# "}
@@ -149,6 +184,31 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 		return trace.WritePerfetto(bw, buf.Events, m.Cost().LinkBytesPerUs)
 	}
 	return nil
+}
+
+// numberedText is the text trace with each event's sequence number first:
+// "   150      2000 sacc_reg_write reg=SQ_TAIL size=4 val=0x1".
+// Like the plain text trace it leaves out the detail kinds unless asked, and
+// spells the events in the machine's dialect.
+type numberedText struct {
+	w       *bufio.Writer
+	d       trace.Dialect
+	details bool
+}
+
+func (n numberedText) Record(ev *trace.Event) {
+	if !n.details && ev.Kind.Detail() {
+		return
+	}
+	var b [160]byte
+	line := strconv.AppendUint(b[:0], ev.Seq, 10)
+	for len(line) < 6 {
+		line = append([]byte{' '}, line...)
+	}
+	line = append(line, ' ')
+	line = n.d.AppendText(line, *ev)
+	line = append(line, '\n')
+	_, _ = n.w.Write(line)
 }
 
 // prefixWriter starts every line it writes with a prefix.

@@ -34,19 +34,34 @@ step back through them. Everything is in the binary; no network is needed.
 
 The server listens on 127.0.0.1 (this computer only) unless --addr says otherwise.
 Anyone who can reach it can run machines on it, so listening on another address
-prints a warning. Stop it with Ctrl-C.`,
+prints a warning. Stop it with Ctrl-C.
+
+Its pages /hunts are the bug hunts (saccbook hunt), run from the workspace's hunt
+key: started inside the workspace (or with --root) it shows your variants and
+takes your answers, which it records in exercises/.saccbook-progress.json, and
+only from this computer, whatever --addr says.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, host:port (port 0 picks a free one)")
 			open := fs.Bool("open", false, "open the book in a web browser")
+			root := rootFlag(fs)
 			return func(ctx context.Context, e *env, args []string) error {
 				if len(args) > 0 {
 					return usageError("unexpected argument %q", args[0])
+				}
+				d, err := openDesk(*root)
+				if err != nil {
+					if isSet(fs, "root") {
+						return err
+					}
+					// The book works without a workspace; only the hunts need one.
+					fmt.Fprintf(e.stderr, "saccbook: no bug hunts on this server: %v\n", err)
+					d = nil
 				}
 				ln, err := net.Listen("tcp", *addr)
 				if err != nil {
 					return fmt.Errorf("listen: %w", err)
 				}
-				return serve(ctx, e, ln, serveOptions{open: *open})
+				return serve(ctx, e, ln, serveOptions{open: *open, hunts: d})
 			}
 		},
 	}
@@ -54,7 +69,8 @@ prints a warning. Stop it with Ctrl-C.`,
 
 // serveOptions are the choices serve makes beyond the listener.
 type serveOptions struct {
-	open bool
+	open  bool
+	hunts *huntDesk // nil: no workspace, no hunts
 	// started, if set, is called with the book's URL once it is being served.
 	started func(url string)
 }
@@ -85,16 +101,23 @@ func serve(ctx context.Context, e *env, ln net.Listener, opt serveOptions) error
 			fmt.Fprintf(e.stderr, "saccbook: the exercises are not shown: %v\n", err)
 		}
 	}
-	hub := live.New(live.Options{AllowedOrigins: web.OriginPatterns(hosts), Logger: logger, Recorded: recorded})
-	h, err := web.NewHandler(web.Config{
+	lo := live.Options{AllowedOrigins: web.OriginPatterns(hosts), Logger: logger, Recorded: recorded}
+	wc := web.Config{
 		Workbook:     wb,
 		Chapters:     chapters.FS,
 		Static:       static.FS,
 		Source:       saccbook.Source,
-		Live:         hub,
 		AllowedHosts: hosts,
 		Logger:       logger,
-	})
+	}
+	if opt.hunts != nil {
+		opt.hunts.announce(e.stderr)
+		dh := deskHunts{opt.hunts}
+		lo.Hunts, wc.Hunts = dh.variantOf, dh
+	}
+	hub := live.New(lo)
+	wc.Live = hub
+	h, err := web.NewHandler(wc)
 	if err != nil {
 		_ = hub.Close()
 		return err

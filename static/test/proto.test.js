@@ -1,6 +1,6 @@
 import test from "node:test";
 import assert from "node:assert/strict";
-import { backoff, retryText, route } from "../proto.js";
+import { backoff, helloMessage, retryText, route } from "../proto.js";
 
 const conn = (awaitWelcome, ids = []) => ({ awaitWelcome, pending: new Set(ids) });
 
@@ -40,4 +40,12 @@ test("a compared run: the baseline's events and end, and the diverge, apart from
   assert.equal(route({ type: "end", run: "baseline" }, conn(true)), null);
   assert.deepEqual(route({ type: "diverge", seq: 149 }, conn(false)), { deliver: "diverge" });
   assert.equal(route({ type: "diverge", seq: 149 }, conn(true)), null, "a diverge of an older run is dropped");
+});
+
+test("a hello asks for a scenario with its settings, or for a hunt alone", () => {
+  assert.deepEqual(helloMessage({ scenario: "rings", seed: 3, options: { size: "4" }, quirks: ["no-cq-head"] }),
+    { type: "hello", v: 1, scenario: "rings", seed: 3, options: { size: "4" }, quirks: ["no-cq-head"] });
+  assert.deepEqual(helloMessage({ scenario: "job", seed: 1 }), { type: "hello", v: 1, scenario: "job", seed: 1, options: {}, quirks: [] });
+  // The server refuses anything beside a hunt: a hunt's hello carries nothing else.
+  assert.deepEqual(helloMessage({ hunt: 7, scenario: "hunt-jobs", seed: 1, quirks: [] }), { type: "hello", v: 1, hunt: 7 });
 });

@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saccbook/saccbook/sacc/hunt"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/runner"
 	"github.com/saccbook/saccbook/sacc/scenario"
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // runConfig is what a hello (or a shared stream's spec) asks for: everything that
@@ -24,9 +26,31 @@ type runConfig struct {
 	options map[string]string // checked; never nil
 	quirks  quirk.Set         // checked: each one the scenario accepts
 	// baseline is the same run without the quirks, which a run with quirks is
-	// compared with; nil for a run without any.
+	// compared with; nil for a run without any, and for a hunt.
 	baseline *runConfig
-	prof     profile.Profile // the machine's profile; v1 unless the hello names another
+	// cost is the cost model; nil for the default one.
+	cost *sim.Cost
+	// hunt is the number of the bug hunt whose variant this is, 0 if none: its
+	// quirk is never named to the client, and it has no baseline.
+	hunt int
+	prof profile.Profile // the machine's profile; v1 unless the hello names another
+}
+
+// newHuntConfig is the run of a learner's variant of a bug hunt.
+func newHuntConfig(v hunt.Variant) (*runConfig, error) {
+	sc, err := v.Scenario()
+	if err != nil {
+		return nil, err
+	}
+	c, err := v.Cost()
+	if err != nil {
+		return nil, err
+	}
+	mc, err := v.Machine(true)
+	if err != nil {
+		return nil, err
+	}
+	return &runConfig{sc: sc, seed: v.Seed, options: maps.Clone(v.Options), quirks: mc.Quirks, cost: &c, hunt: v.Hunt.Number, prof: profile.V1()}, nil
 }
 
 const maxOptions = 32
@@ -97,8 +121,12 @@ func quirkNames(qs []quirk.Quirk) []string {
 	return out
 }
 
-// quirkList is the quirks switched on, as the welcome names them: never nil.
+// quirkList is the quirks switched on, as the welcome names them: never nil,
+// and empty for a hunt, whose bug is the secret.
 func (c *runConfig) quirkList() []string {
+	if c.hunt != 0 {
+		return []string{}
+	}
 	if n := c.quirks.Names(); n != nil {
 		return n
 	}
@@ -123,7 +151,16 @@ func (c *runConfig) env(log io.Writer) *scenario.Env {
 }
 
 func (c *runConfig) newMachine() (*machine.Machine, error) {
-	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks, Profile: c.prof})
+	return machine.New(machine.Config{Seed: c.seed, Quirks: c.quirks, Cost: c.cost, Profile: c.prof})
+}
+
+// quirksForLog is what the server's own log says of the quirks: a hunt's are
+// not written anywhere, the log included.
+func (c *runConfig) quirksForLog() string {
+	if c.hunt != 0 {
+		return fmt.Sprintf("(hunt %d)", c.hunt)
+	}
+	return c.quirks.String()
 }
 
 // runner builds a held runner for the configuration, with the monitor's event

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/saccbook/saccbook/sacc/hunt"
 	"github.com/saccbook/saccbook/sacc/scenario"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	// Shared are the classroom streams, by name (/ws/shared/{name}). A spec that
 	// names an unknown scenario or a bad option is logged and left out.
 	Shared map[string]SharedSpec
+	// Hunts gives the learner's variant of bug hunt n, for a hello that asks
+	// for a hunt; nil: the server has no hunts.
+	Hunts func(n int) (hunt.Variant, error)
 	// Recorded, if set, finds the recorded run of an exercise for a hello with
 	// run "recorded" (the learner's own run, as exercises/.runs/ID.json holds
 	// it): the server replays it and never runs the learner's code.
@@ -147,6 +151,7 @@ type Hub struct {
 	hooks       hooks
 	streams     map[string]*stream // fixed at New
 	recorded    func(string) (*Recording, error)
+	hunts       func(int) (hunt.Variant, error)
 
 	ctx    context.Context // cancelled by Close: runs and streams stop
 	cancel context.CancelFunc
@@ -174,6 +179,7 @@ func newHub(opts Options, hk hooks) *Hub {
 		client:      map[string]int{},
 		hooks:       hk,
 		recorded:    opts.Recorded,
+		hunts:       opts.Hunts,
 		streams:     map[string]*stream{},
 		conns:       map[*conn]struct{}{},
 	}

@@ -47,8 +47,10 @@ type clientMsg struct {
 	Seed     uint64
 	HasSeed  bool
 	Options  map[string]string
-	Quirks   []string        // hello: the bugs to switch on
-	Profile  string          // hello: the machine's profile ("" for the default)
+	Quirks   []string // hello: the bugs to switch on
+	Profile  string   // hello: the machine's profile ("" for the default)
+	Hunt     int      // hello: a bug hunt's number, instead of a scenario
+	HasHunt  bool
 	ID       json.RawMessage // echoed in replies: a number or a string
 	Seq      uint64
 	HasSeq   bool
@@ -110,6 +112,12 @@ func parseClient(data []byte) (clientMsg, error) {
 		if _, err = field("quirks", &m.Quirks, "an array of quirk names"); err != nil {
 			return m, err
 		}
+		if m.HasHunt, err = field("hunt", &m.Hunt, "a hunt's number"); err != nil {
+			return m, err
+		}
+		if m.HasHunt && m.Hunt < 1 {
+			return m, fmt.Errorf("hunt: want a hunt's number, from 1")
+		}
 		if _, err = field("profile", &m.Profile, "a string"); err != nil {
 			return m, err
 		}
@@ -168,6 +176,7 @@ type welcomeMsg struct {
 	Compare  bool              `json:"compare"` // the run without them follows, then a diverge
 	Profile  string            `json:"profile"`
 	Shared   bool              `json:"shared"`
+	Hunt     int               `json:"hunt,omitempty"`     // the bug hunt whose variant this is
 	Run      string            `json:"run,omitempty"`      // "recorded" for a recorded run
 	Exercise string            `json:"exercise,omitempty"` // the recorded run's exercise
 	FailSeq  uint64            `json:"fail_seq,omitempty"` // the recorded run's failing event, 0 if it passed

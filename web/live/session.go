@@ -117,7 +117,13 @@ func (s *socket) hello(m clientMsg) {
 	if m.HasSeed {
 		seed = m.Seed
 	}
-	cfg, err := newRunConfig(m.Scenario, seed, m.Options, m.Quirks, m.Profile)
+	var cfg *runConfig
+	var err error
+	if m.HasHunt {
+		cfg, err = s.huntConfig(m)
+	} else {
+		cfg, err = newRunConfig(m.Scenario, seed, m.Options, m.Quirks, m.Profile)
+	}
 	if err != nil {
 		s.c.send(errorMessage(codeBadRequest, err.Error(), m.ID))
 		return
@@ -129,13 +135,34 @@ func (s *socket) hello(m clientMsg) {
 	if s.insp != nil {
 		s.insp.submit(inspectReq{cfg: cfg, reset: true})
 	}
-	s.c.send(encode(welcomeMsg{
+	w := welcomeMsg{
 		Type: "welcome", V: protoVersion, Session: newID(),
 		Scenario: cfg.sc.Name, Seed: cfg.seed, Options: cfg.options, Profile: cfg.prof.Name,
 		Quirks: cfg.quirkList(), Compare: cfg.baseline != nil,
 		Shared: false, Kinds: kindsJSON(),
-	}))
+	}
+	if cfg.hunt != 0 {
+		// The variant's parameters stay in the server, as on the command line.
+		w.Hunt, w.Seed, w.Options = cfg.hunt, 0, map[string]string{}
+	}
+	s.c.send(encode(w))
 	s.startRun(cfg)
+}
+
+// huntConfig is the run a hello with a hunt asks for: the learner's variant,
+// built here from the key; nothing else may come with it.
+func (s *socket) huntConfig(m clientMsg) (*runConfig, error) {
+	if m.Scenario != "" || m.HasSeed || len(m.Options) > 0 || len(m.Quirks) > 0 || m.Profile != "" {
+		return nil, fmt.Errorf("hello: a hunt's run is the learner's variant: no scenario, seed, options, quirks or profile go with hunt (and no comparison without its bug)")
+	}
+	if s.h.hunts == nil {
+		return nil, fmt.Errorf("hello: this server has no bug hunts (saccbook serve finds them in the workspace)")
+	}
+	v, err := s.h.hunts(m.Hunt)
+	if err != nil {
+		return nil, fmt.Errorf("hello: %v", err)
+	}
+	return newHuntConfig(v)
 }
 
 // replay answers a hello for a recorded run: the record's events, in batches,
@@ -216,6 +243,10 @@ func (s *socket) inspect(m clientMsg) {
 	}
 	cfg := s.cfg
 	if m.Run == runBaseline {
+		if cfg.hunt != 0 {
+			s.c.send(errorMessage(codeBadRequest, "inspect: run baseline: a hunt has no run without its bug to compare", m.ID))
+			return
+		}
 		if cfg.baseline == nil {
 			s.c.send(errorMessage(codeBadRequest, "inspect: run baseline: the hello asked for no quirks, so there is no run without them", m.ID))
 			return
@@ -302,7 +333,7 @@ func runStreamed(ctx context.Context, h *Hub, c *conn, cfg *runConfig, run strin
 		return nil, false
 	}
 	if res.failure != "" {
-		h.log.Error("live: scenario failed", "scenario", cfg.sc.Name, "seed", cfg.seed, "quirks", cfg.quirks.String(),
+		h.log.Error("live: scenario failed", "scenario", cfg.sc.Name, "seed", cfg.seed, "quirks", cfg.quirksForLog(),
 			"failure", res.failure, "stack", res.stack)
 		msg := errorMsg{Type: "error", V: protoVersion, Code: codeFailed, Message: res.failure, Run: run}
 		c.send(encode(msg))
