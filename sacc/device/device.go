@@ -71,6 +71,7 @@ type Device struct {
 	// core is every piece of state that is a plain value, kept together so that
 	// Save can copy and compare it at once.
 	core
+	msix
 
 	// The command in flight: the ranges it moves and its data.
 	src, dst []segment
@@ -105,8 +106,11 @@ type core struct {
 	descBuf  [sacc.DescriptorSize]byte
 
 	posting [sacc.CompletionSize]byte // the completion being posted
+}
 
-	// MSI-X (§9): the table and pending bits live in BAR1.
+// msix is the MSI-X state (§9): the table and pending bits live in BAR1. It is
+// apart from core because it changes seldom, so that saved states share it.
+type msix struct {
 	msixTable [sacc.MSIXTableSize]byte
 	pba       uint64
 }

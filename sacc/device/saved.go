@@ -12,6 +12,7 @@ import (
 // device), not for running on from it.
 type Saved struct {
 	core     core
+	msix     *msix
 	src, dst []segment
 	late     []lateWrite
 	cfg      *pci.Function
@@ -22,12 +23,19 @@ type Saved struct {
 // configuration space shares prev's, so that saving at every event keeps only what
 // changed.
 func (d *Device) Save(prev *Saved) *Saved {
-	sameCfg := prev != nil && *prev.cfg == *d.cfg
-	if sameCfg && prev.core == d.core && slices.Equal(prev.src, d.src) && slices.Equal(prev.dst, d.dst) &&
+	sameCfg := prev != nil && prev.cfg.Writes() == d.cfg.Writes()
+	sameMSIX := prev != nil && *prev.msix == d.msix
+	if sameCfg && sameMSIX && prev.core == d.core && slices.Equal(prev.src, d.src) && slices.Equal(prev.dst, d.dst) &&
 		slices.Equal(prev.late, d.late) {
 		return prev
 	}
 	s := &Saved{core: d.core, src: slices.Clone(d.src), dst: slices.Clone(d.dst), late: slices.Clone(d.late)}
+	if sameMSIX {
+		s.msix = prev.msix
+	} else {
+		x := d.msix
+		s.msix = &x
+	}
 	if sameCfg {
 		s.cfg = prev.cfg
 	} else {
@@ -41,6 +49,7 @@ func (d *Device) Save(prev *Saved) *Saved {
 // Nothing is scheduled: events the saved device had queued stay with it.
 func (d *Device) Load(s *Saved) {
 	d.core = s.core
+	d.msix = *s.msix
 	d.src = append(d.src[:0], s.src...)
 	d.dst = append(d.dst[:0], s.dst...)
 	d.late = append(d.late[:0], s.late...)

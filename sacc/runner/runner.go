@@ -84,7 +84,7 @@ type Runner struct {
 	// The history of the run on this machine, written by the program goroutine
 	// while it runs and read by the caller while it is held.
 	journal *mem.Journal // every write to the machine's RAM
-	hist    []position   // hist[0] is before the first event, hist[k] inside event k
+	hist    history      // position 0 is before the first event, k inside event k
 	saved   *machine.Saved
 
 	// Where the caller is looking: at < 0 is the frontier, the program's own
@@ -95,6 +95,26 @@ type Runner struct {
 	viewMark int          // the journal point the view's RAM is at
 	scratch  *mem.Journal // what a look at the view writes, to take back
 }
+
+// history is the positions of a run in order, kept in fixed-size chunks so that a
+// long run grows without copying what it has.
+type history struct {
+	chunks [][]position
+	n      int
+}
+
+const historyChunk = 4096
+
+func (h *history) add(p position) {
+	if h.n%historyChunk == 0 {
+		h.chunks = append(h.chunks, make([]position, 0, historyChunk))
+	}
+	c := &h.chunks[len(h.chunks)-1]
+	*c = append(*c, p)
+	h.n++
+}
+
+func (h *history) at(i int) *position { return &h.chunks[i/historyChunk][i%historyChunk] }
 
 // position is one moment of the run that can be shown again.
 type position struct {
@@ -136,7 +156,8 @@ func (r *Runner) start(budget uint64) error {
 	r.journal = new(mem.Journal)
 	m.RAM().SetJournal(r.journal)
 	r.saved = m.Save(nil)
-	r.hist = append(r.hist[:0], position{ev: trace.Event{Time: m.Now()}, saved: r.saved})
+	r.hist = history{}
+	r.hist.add(position{ev: trace.Event{Time: m.Now()}, saved: r.saved})
 	r.at, r.view = -1, nil
 	m.Tracer().Attach(trace.Func(r.gate))
 	go r.run()
@@ -177,7 +198,7 @@ func (r *Runner) gate(ev trace.Event) {
 		return // an event caused by a request while held: not part of the budget
 	}
 	r.saved = r.m.Save(r.saved)
-	r.hist = append(r.hist, position{ev: ev, saved: r.saved, mark: r.journal.Len()})
+	r.hist.add(position{ev: ev, saved: r.saved, mark: r.journal.Len()})
 	if r.budget > 0 {
 		r.budget--
 	}
@@ -235,32 +256,32 @@ func (r *Runner) wait() State {
 // show shows position i of the past.
 func (r *Runner) show(i int) State {
 	r.at = i
-	p := &r.hist[i]
+	p := r.hist.at(i)
 	r.state = State{Seq: p.ev.Seq, Time: uint64(p.ev.Time), Stopped: true}
 	return r.state
 }
 
 // frontier is the index of the last position the program has been held at or
 // passed; the program is held inside it unless it is done.
-func (r *Runner) frontier() int { return len(r.hist) - 1 }
+func (r *Runner) frontier() int { return r.hist.n - 1 }
 
 // Event returns the event the run was held in at sequence number seq, if the run
 // on this machine has passed it.
 func (r *Runner) Event(seq uint64) (trace.Event, bool) {
-	i := sort.Search(len(r.hist), func(i int) bool { return r.hist[i].ev.Seq >= seq })
-	if seq == 0 || i == len(r.hist) || r.hist[i].ev.Seq != seq {
+	i := sort.Search(r.hist.n, func(i int) bool { return r.hist.at(i).ev.Seq >= seq })
+	if seq == 0 || i == r.hist.n || r.hist.at(i).ev.Seq != seq {
 		return trace.Event{}, false
 	}
-	return r.hist[i].ev, true
+	return r.hist.at(i).ev, true
 }
 
 // Events calls fn with each event with a sequence number in (after, upTo] that the
 // run on this machine has passed, in order. Events caused by requests are not
 // among them.
 func (r *Runner) Events(after, upTo uint64, fn func(ev *trace.Event)) {
-	i := sort.Search(len(r.hist), func(i int) bool { return r.hist[i].ev.Seq > after })
-	for ; i < len(r.hist) && r.hist[i].ev.Seq <= upTo; i++ {
-		fn(&r.hist[i].ev)
+	i := sort.Search(r.hist.n, func(i int) bool { return r.hist.at(i).ev.Seq > after })
+	for ; i < r.hist.n && r.hist.at(i).ev.Seq <= upTo; i++ {
+		fn(&r.hist.at(i).ev)
 	}
 }
 
@@ -317,7 +338,7 @@ func (r *Runner) RunTo(seq uint64) (State, error) {
 	}
 	// The last position at or before seq (requests' events have numbers of their
 	// own, so a seq may fall between two positions).
-	i := sort.Search(len(r.hist), func(i int) bool { return r.hist[i].ev.Seq > seq }) - 1
+	i := sort.Search(r.hist.n, func(i int) bool { return r.hist.at(i).ev.Seq > seq }) - 1
 	if i == r.frontier() && !r.live.Done {
 		r.at, r.state = -1, r.live
 		return r.state, nil
@@ -376,7 +397,7 @@ func (r *Runner) View(fn func(m *machine.Machine)) error {
 		r.viewMark = r.journal.Len()
 		r.scratch = new(mem.Journal)
 	}
-	p := &r.hist[r.at]
+	p := r.hist.at(r.at)
 	ram := r.view.RAM()
 	if r.viewMark > p.mark {
 		r.journal.Undo(ram, p.mark, r.viewMark)
@@ -400,7 +421,7 @@ func (r *Runner) View(fn func(m *machine.Machine)) error {
 func (r *Runner) Past() bool { return r.at >= 0 }
 
 // Stats is what the runner keeps to go back: positions, RAM journal bytes.
-func (r *Runner) Stats() (positions, journalBytes int) { return len(r.hist), r.journal.Bytes() }
+func (r *Runner) Stats() (positions, journalBytes int) { return r.hist.n, r.journal.Bytes() }
 
 // stop ends the program goroutine.
 func (r *Runner) stop() {
