@@ -5,12 +5,12 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/device"
 	"github.com/saccbook/saccbook/sacc/iommu"
-	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // Saved is what can be looked at in a machine at one moment, besides RAM: the
 // device, the IOMMU, the CPU's interrupts, the configuration latch and BAR
-// decoding, the posted writes on the wire and the time. RAM is kept apart, by a
+// decoding and the posted writes on the wire. The time is not part of it (a state
+// unchanged over many events is one state), and RAM is kept apart, by a
 // mem.Journal, because it is large and each moment changes little of it.
 //
 // A saved state is for looking at a past moment in a view (Load), not for running
@@ -23,7 +23,6 @@ type Saved struct {
 	cf8    uint32
 	bars   [2]uint64
 	posted []postedWrite
-	now    sim.Time
 }
 
 // Save returns the machine's state now. Parts that have not changed since prev
@@ -43,14 +42,11 @@ func (m *Machine) Save(prev *Saved) *Saved {
 		irqs = &c
 	}
 	if prev != nil && dev == p.dev && mmu == p.mmu && irqs == p.irqs && m.cf8 == p.cf8 && m.bars == p.bars &&
-		slices.Equal(m.posted, p.posted) && m.sim.Now() == p.now {
+		slices.Equal(m.posted, p.posted) {
 		return prev
 	}
-	return &Saved{dev: dev, mmu: mmu, irqs: irqs, cf8: m.cf8, bars: m.bars, posted: slices.Clone(m.posted), now: m.sim.Now()}
+	return &Saved{dev: dev, mmu: mmu, irqs: irqs, cf8: m.cf8, bars: m.bars, posted: slices.Clone(m.posted)}
 }
-
-// Time is the virtual time the state was saved at.
-func (s *Saved) Time() sim.Time { return s.now }
 
 // Load puts a view in state s, saved from a machine with the same configuration.
 // Nothing is scheduled, and the view's clock does not move: a view answers what the

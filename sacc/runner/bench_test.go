@@ -120,3 +120,23 @@ func BenchmarkJumpBack100k(b *testing.B) {
 		lookAt(b, r)
 	}
 }
+
+// BenchmarkReexecuteBack100k is one step back near the end of the 100 000-event
+// run the way every step back went before the runner kept states: a request that
+// acts, at a position in the past, re-executes the run up to there.
+func BenchmarkReexecuteBack100k(b *testing.B) {
+	r, end := held100k(b)
+	for b.Loop() {
+		if _, err := r.RunTo(end - 1); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Do(func(*machine.Machine) {}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if _, err := r.Continue(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
