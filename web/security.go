@@ -190,8 +190,10 @@ func sameOrigin(origin, host string, m *hostMatcher) bool {
 }
 
 // ordinaryLimits bounds an ordinary request: a 64 KiB body, a read deadline on
-// the connection (a body that trickles in cannot hold it open), and a deadline
-// after which the client gets 503. Never used on /ws/*: http.TimeoutHandler
+// the connection (a body that trickles in cannot hold it open), a deadline
+// after which the client gets 503, and a write deadline of twice that (a client
+// that does not read its answer cannot hold the connection either; the answer is
+// written once the handler is done, so it has at least the request's time). Never used on /ws/*: http.TimeoutHandler
 // buffers the response and cannot be hijacked, and a websocket lives longer.
 func ordinaryLimits(timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -204,7 +206,11 @@ func ordinaryLimits(timeout time.Duration) func(http.Handler) http.Handler {
 			// The server has no ReadTimeout (it would end websockets); this
 			// request's reads, its body and what net/http drains after it, end here.
 			// An error means the writer cannot set deadlines (a test recorder).
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+			// net/http clears the write deadline after the response, and both on
+			// a hijack, so neither reaches the next request on the connection.
+			rc, now := http.NewResponseController(w), time.Now()
+			_ = rc.SetReadDeadline(now.Add(timeout))
+			_ = rc.SetWriteDeadline(now.Add(2 * timeout))
 			timed.ServeHTTP(w, r)
 		})
 	}

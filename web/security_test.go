@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,6 +219,47 @@ func TestOrdinaryRoutesAreLimited(t *testing.T) {
 			}
 		}
 		t.Fatal("the server still reads a body that trickled in for 20 s")
+	})
+	t.Run("client not reading", func(t *testing.T) {
+		// A client that asks for a large answer and reads none of it must lose
+		// the connection once the write deadline passes, instead of holding it
+		// (and the buffered answer) for as long as it likes.
+		const size = 16 << 20 // more than the socket buffers hold
+		// Time enough for the handler to buffer the answer even under the race
+		// detector: a handler cut short would answer 503 in a few bytes, and the
+		// connection would then wait idle for the client's next request.
+		var answered atomic.Bool
+		h := ordinaryLimits(time.Second)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write(make([]byte, size))
+			answered.Store(r.Context().Err() == nil)
+		}))
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config = NewServer("", h)
+		closed := make(chan struct{})
+		srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateClosed {
+				close(closed)
+			}
+		}
+		srv.Start()
+		defer srv.Close()
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.(*net.TCPConn).SetReadBuffer(4096)
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-closed:
+		case <-time.After(20 * time.Second):
+			if !answered.Load() {
+				t.Skip("the handler did not finish within the request's time; nothing was learnt")
+			}
+			t.Fatal("the server still waits, after 20 s, on a client that reads nothing")
+		}
 	})
 	t.Run("body", func(t *testing.T) {
 		var readErr error

@@ -38,7 +38,9 @@ type ExerciseProgress struct {
 }
 
 // LoadProgress reads the progress file under root; a missing file is no
-// progress yet.
+// progress yet. The file is the learner's to edit, so what it says is brought
+// within what the commands expect: an exercise recorded as null is dropped and
+// hints_shown is kept to 0 … HintLevels (a negative one would index no hint).
 func LoadProgress(root string) (*Progress, error) {
 	p := &Progress{Exercises: map[string]*ExerciseProgress{}}
 	data, err := os.ReadFile(filepath.Join(root, ProgressFile))
@@ -48,6 +50,12 @@ func LoadProgress(root string) (*Progress, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseProgress(data)
+}
+
+// parseProgress decodes a progress file's contents, as LoadProgress describes.
+func parseProgress(data []byte) (*Progress, error) {
+	p := &Progress{}
 	if err := json.Unmarshal(data, p); err != nil {
 		return nil, fmt.Errorf("%s: %w (delete it to start the record afresh)", ProgressFile, err)
 	}
@@ -57,6 +65,13 @@ func LoadProgress(root string) (*Progress, error) {
 	if p.Exercises == nil {
 		p.Exercises = map[string]*ExerciseProgress{}
 	}
+	for id, e := range p.Exercises {
+		if e == nil {
+			delete(p.Exercises, id)
+			continue
+		}
+		e.HintsShown = min(max(e.HintsShown, 0), HintLevels)
+	}
 	if p.Hunts == nil {
 		p.Hunts = map[string]*HuntProgress{}
 	}
@@ -65,8 +80,7 @@ func LoadProgress(root string) (*Progress, error) {
 
 // Save writes the progress file under root, replacing it in one step.
 func (p *Progress) Save(root string) error {
-	p.Note = progressNote
-	data, err := json.MarshalIndent(p, "", "  ")
+	data, err := p.encode()
 	if err != nil {
 		return err
 	}
@@ -74,6 +88,12 @@ func (p *Progress) Save(root string) error {
 		return fmt.Errorf("save progress: %w", err)
 	}
 	return nil
+}
+
+// encode is the file Save writes, without its final newline.
+func (p *Progress) encode() ([]byte, error) {
+	p.Note = progressNote
+	return json.MarshalIndent(p, "", "  ")
 }
 
 // Of returns the record of exercise id, creating it.

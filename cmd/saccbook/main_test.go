@@ -61,6 +61,7 @@ func TestBadInputIsAnErrorNotAPanic(t *testing.T) {
 		{[]string{"run", "--quirks", "gremlins"}, `unknown quirk "gremlins"`},
 		{[]string{"qtest", "extra"}, `unexpected argument "extra"`},
 		{[]string{"qtest", "--listen", "carrier-pigeon:x"}, "listen"},
+		{[]string{"qtest", "--listen", "tcp:127.0.0.1:0", "--max-conns", "0"}, "--max-conns 0: want at least 1"},
 		{[]string{"run", "job", "mixed"}, "one scenario at most"},
 	} {
 		code, _, errOut := runCLI(t, "", tc.args...)

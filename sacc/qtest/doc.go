@@ -48,9 +48,22 @@
 // past the top of the 64-bit address space is refused rather than wrapped to address 0.
 // A request line longer than MaxLine (64 MiB) is answered "FAIL line too long".
 //
+// On TCP the limits are lower, TCPMaxTransfer (1 MiB) and TCPMaxLine (2 MiB and a
+// little), so that one connection cannot pin more than a few MiB besides its machine:
+// any web page can make a browser connect to a loopback port. A Unix socket keeps the
+// full limits, since only this host's users can reach it.
+//
 // # Serving
 //
 // Serve speaks the protocol on a reader and writer (stdin and stdout in the CLI);
-// Listen and ServeListener put it on a Unix socket or a TCP port, where every
-// connection gets a machine of its own.
+// Listen and a Server (or ServeListener) put it on a Unix socket or a TCP port, where
+// every connection gets a machine of its own. A Server serves at most MaxConns
+// connections at once (DefaultMaxConns, 8) and answers one more with a single
+// "FAIL too many connections" line before closing it. A connection whose first line
+// is an HTTP request line ("POST / HTTP/1.1"), or too long to tell, is closed before
+// anything on it runs, and the server's log says so: a web page can send a
+// text/plain POST to a local port without any preflight, and the lines of its body
+// would otherwise be run as requests. A connection whose client leaves a reply
+// unread for a minute (it sends requests but reads nothing) is closed as well, so
+// that it does not hold its place for ever.
 package qtest

@@ -71,7 +71,7 @@ func TestServeLineTooLong(t *testing.T) {
 		strings.Repeat("z", 3*max) // too long, at EOF
 	var out bytes.Buffer
 	s := NewSession(newFake(), nil)
-	if err := serve(context.Background(), strings.NewReader(in), &out, s, max); err != nil {
+	if err := serve(context.Background(), strings.NewReader(in), &out, s, serveOptions{maxLine: max}); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
 	tooLong := fmt.Sprintf("FAIL line too long (more than %d bytes)", max)
@@ -282,12 +282,12 @@ func TestServeDetachesTrace(t *testing.T) {
 
 func TestListen(t *testing.T) {
 	for _, spec := range []string{"", "tcp", "tcp:", "tcp:127.0.0.1", "tcp:127.0.0.1:", "udp:127.0.0.1:0", "unix:", "unix", "127.0.0.1:0", "TCP:127.0.0.1:0"} {
-		if ln, err := Listen(spec); err == nil {
+		if ln, err := Listen(spec, nil); err == nil {
 			ln.Close()
 			t.Errorf("Listen(%q) succeeded, want an error", spec)
 		}
 	}
-	ln, err := Listen("tcp:127.0.0.1:0")
+	ln, err := Listen("tcp:127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestListen(t *testing.T) {
 	}
 	ln.Close()
 	path := filepath.Join(t.TempDir(), "q.sock")
-	ln, err = Listen("unix:" + path)
+	ln, err = Listen("unix:"+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func (c *client) expectEOF() {
 func TestServeListener(t *testing.T) {
 	for _, spec := range []string{"tcp:127.0.0.1:0", "unix:" + filepath.Join(t.TempDir(), "q.sock")} {
 		t.Run(strings.SplitN(spec, ":", 2)[0], func(t *testing.T) {
-			ln, err := Listen(spec)
+			ln, err := Listen(spec, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,7 +427,7 @@ func TestServeListener(t *testing.T) {
 // TestServeListenerAcceptError checks that a listener that fails for good ends
 // ServeListener with its error, after the open connections are closed.
 func TestServeListenerAcceptError(t *testing.T) {
-	ln, err := Listen("tcp:127.0.0.1:0")
+	ln, err := Listen("tcp:127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
