@@ -276,7 +276,7 @@ func checkTranscript(t *testing.T, blk transcript) {
 		matchLines(t, blk.command, blk.lines, runOutput(t, s, opts, cfg))
 		return
 	}
-	factory := monitor.Factory(func() (*machine.Machine, error) { return machine.New(cfg) })
+	factory := func() (*machine.Machine, error) { return machine.New(cfg) }
 	r, err := runner.New(factory, func(m *machine.Machine) error {
 		return s.Run(m, &scenario.Env{Log: discard{}, Options: opts})
 	})

@@ -141,9 +141,9 @@ func TestRingsFixtures(t *testing.T) {
 	for _, name := range ringRuns {
 		t.Run(name, func(t *testing.T) {
 			r := findRun(t, name)
-			run, err := runner.New(monitor.Factory(func() (*machine.Machine, error) {
+			run, err := runner.New(func() (*machine.Machine, error) {
 				return machine.New(machine.Config{Seed: 1})
-			}), r.program(t))
+			}, r.program(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,7 +86,7 @@ func isTerminal(r io.Reader) bool {
 }
 
 func runMonitor(ctx context.Context, e *env, s scenario.Scenario, opts map[string]string, cfg machine.Config) error {
-	factory := monitor.Factory(func() (*machine.Machine, error) { return machine.New(cfg) })
+	factory := func() (*machine.Machine, error) { return machine.New(cfg) }
 	// The scenario's narrative is not shown: a step back re-runs the program, and
 	// would tell the story again.
 	program := func(m *machine.Machine) error {

@@ -68,6 +68,20 @@ type Device struct {
 	cfg    *pci.Function
 	msixAt uint32 // offset of the MSI-X capability; 0 when the profile has none
 
+	// core is every piece of state that is a plain value, kept together so that
+	// Save can copy and compare it at once.
+	core
+	msix
+
+	// The command in flight: the ranges it moves and its data.
+	src, dst []segment
+	bounce   []byte // scratch for an overlapping copy, within one event
+	// Completion writes that a quirk holds back, in the order they will land.
+	late []lateWrite
+}
+
+// core is the device's state that holds no references.
+type core struct {
 	// Register file (§5).
 	ctrl, status, errCode, scratch uint32
 	sqBase, cqBase                 uint64
@@ -88,23 +102,22 @@ type Device struct {
 	// The command in flight.
 	desc     sacc.Descriptor
 	result   sacc.Status
-	src, dst []segment
 	walkCost sim.Time
-	bounce   []byte
 	descBuf  [sacc.DescriptorSize]byte
 
 	posting [sacc.CompletionSize]byte // the completion being posted
-	// Completion writes that a quirk holds back, in the order they will land.
-	late []lateWrite
+}
 
-	// MSI-X (§9): the table and pending bits live in BAR1.
+// msix is the MSI-X state (§9): the table and pending bits live in BAR1. It is
+// apart from core because it changes seldom, so that saved states share it.
+type msix struct {
 	msixTable [sacc.MSIXTableSize]byte
 	pba       uint64
 }
 
 // New realizes a device at power-on, built to profile p.
 func New(bus Bus, s *sim.Sim, tr *trace.Tracer, cost *sim.Cost, quirks quirk.Set, p profile.Profile) *Device {
-	d := &Device{bus: bus, sim: s, trace: tr, cost: cost, quirks: quirks, engine: p.Engine, phase: 1}
+	d := &Device{bus: bus, sim: s, trace: tr, cost: cost, quirks: quirks, engine: p.Engine, core: core{phase: 1}}
 	d.cfg = newConfigSpace(p)
 	d.msixAt = d.cfg.FindCapability(sacc.CapIDMSIX)
 	for v := range sacc.MSIXVectors {

@@ -91,6 +91,17 @@ type IOMMU struct {
 	tr     *trace.Tracer
 	quirks quirk.Set
 
+	// core is every piece of state that is a plain value, kept together so that
+	// Save can copy and compare it at once.
+	core
+
+	// scratch is the buffer handed to Memory. It lives in the IOMMU (already on the
+	// heap) so that passing it through the interface costs no allocation.
+	scratch [sacc.FaultRecordSize]byte
+}
+
+// core is the IOMMU's state that holds no references.
+type core struct {
 	// Registers (§10).
 	ctrl      uint32
 	ptRoot    uint64
@@ -105,10 +116,6 @@ type IOMMU struct {
 
 	tlb   [sacc.IOTLBEntries]tlbEntry
 	clock uint64 // last LRU stamp handed out
-
-	// scratch is the buffer handed to Memory. It lives in the IOMMU (already on the
-	// heap) so that passing it through the interface costs no allocation.
-	scratch [sacc.FaultRecordSize]byte
 }
 
 // New returns an IOMMU in its power-on state: translation off, every register 0 but

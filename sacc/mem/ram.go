@@ -19,6 +19,7 @@ type RAM struct {
 	size  uint64
 	pages []*page
 	used  int
+	j     *Journal // nil: writes are not kept
 }
 
 var zeroPage page
@@ -72,6 +73,17 @@ func (r *RAM) Read(addr uint64, b []byte) {
 
 // Write copies b into RAM at addr. The range must lie in RAM.
 func (r *RAM) Write(addr uint64, b []byte) {
+	if r.j != nil {
+		e := r.j.begin(r, addr, uint64(len(b)))
+		r.write(addr, b)
+		r.j.end(r, e)
+		return
+	}
+	r.write(addr, b)
+}
+
+// write is Write without the journal.
+func (r *RAM) write(addr uint64, b []byte) {
 	for len(b) > 0 {
 		off := addr & sacc.PageMask
 		n := copy(r.writePage(addr >> sacc.PageShift)[off:], b)
@@ -82,6 +94,17 @@ func (r *RAM) Write(addr uint64, b []byte) {
 
 // Fill sets n bytes at addr to v. Filling untouched pages with zero allocates nothing.
 func (r *RAM) Fill(addr, n uint64, v byte) {
+	if r.j != nil {
+		e := r.j.begin(r, addr, n)
+		r.fill(addr, n, v)
+		r.j.end(r, e)
+		return
+	}
+	r.fill(addr, n, v)
+}
+
+// fill is Fill without the journal.
+func (r *RAM) fill(addr, n uint64, v byte) {
 	for n > 0 {
 		off := addr & sacc.PageMask
 		chunk := min(n, sacc.PageSize-off)
@@ -121,6 +144,17 @@ func (r *RAM) Load(addr uint64, size int) uint64 {
 
 // Store writes a little-endian value of size 1, 2, 4 or 8 bytes at addr.
 func (r *RAM) Store(addr uint64, size int, v uint64) {
+	if r.j != nil {
+		e := r.j.begin(r, addr, uint64(size))
+		r.store(addr, size, v)
+		r.j.end(r, e)
+		return
+	}
+	r.store(addr, size, v)
+}
+
+// store is Store without the journal.
+func (r *RAM) store(addr uint64, size int, v uint64) {
 	off := addr & sacc.PageMask
 	if off+uint64(size) <= sacc.PageSize {
 		p := r.writePage(addr >> sacc.PageShift)
@@ -141,12 +175,23 @@ func (r *RAM) Store(addr uint64, size int, v uint64) {
 	}
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
-	r.Write(addr, b[:size])
+	r.write(addr, b[:size])
 }
 
 // Copy moves n bytes from src to dst inside RAM, page piece by page piece. If the
 // ranges overlap, the result is as if the source were read first (memmove).
 func (r *RAM) Copy(dst, src, n uint64) {
+	if r.j != nil {
+		e := r.j.begin(r, dst, n)
+		r.copy(dst, src, n)
+		r.j.end(r, e)
+		return
+	}
+	r.copy(dst, src, n)
+}
+
+// copy is Copy without the journal.
+func (r *RAM) copy(dst, src, n uint64) {
 	if dst == src || n == 0 {
 		return
 	}
@@ -172,6 +217,17 @@ func (r *RAM) Copy(dst, src, n uint64) {
 
 // XOR XORs n bytes at addr with key, in place.
 func (r *RAM) XOR(addr, n uint64, key byte) {
+	if r.j != nil {
+		e := r.j.begin(r, addr, n)
+		r.xorBytes(addr, n, key)
+		r.j.end(r, e)
+		return
+	}
+	r.xorBytes(addr, n, key)
+}
+
+// xorBytes is XOR without the journal.
+func (r *RAM) xorBytes(addr, n uint64, key byte) {
 	k8 := uint64(key) * 0x0101010101010101
 	for n > 0 {
 		off := addr & sacc.PageMask

@@ -5,11 +5,14 @@
 // the IOMMU with its IOTLB, fault log and page walks, MSI-X and the CPU's
 // interrupts, and x / xp memory dumps in QEMU's exact layout.
 //
-// The run is always held between commands. Every look at the machine runs on the
-// runner's goroutine (Runner.Do) and uses side-effect-free views — Device.State,
+// The run is always held between commands. Every look at the machine is a
+// Runner.View of the position shown and uses side-effect-free views — Device.State,
 // IOMMU.State and Walk, RAM reads — so inspecting changes nothing and adds no event
 // to the trace. The exception is xp of a register address, which is a real read,
-// as in QEMU.
+// as in QEMU: at the run's frontier it is part of the run; at a position in the
+// past it is a read of the runner's view, forgotten with the next look. The events
+// step and a traced cont print come from the runner's log of the run, so stepping
+// through the past prints the same lines as stepping through the run.
 package monitor
 
 import (
@@ -17,10 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/runner"
@@ -34,6 +34,8 @@ type Monitor struct {
 	out io.Writer
 
 	traceOn bool
+	dialect *trace.Dialect // the machine's profile's spelling, read on first use
+	line    []byte
 	// The x/xp format and unit size used when a command leaves them out, updated by
 	// every command that gives them (QEMU's default_fmt_format and default_fmt_size).
 	lastFormat byte
@@ -42,78 +44,8 @@ type Monitor struct {
 
 // New returns a monitor for r that writes everything to out. The monitor does not
 // own r: closing it is the caller's job.
-//
-// For step and trace to show every event as it happens, including the one the run
-// is held in, build r's machines with Factory. With any other factory the monitor
-// still works, but it can only attach its event tap behind the runner's own, so each
-// event is printed one command late.
 func New(r *runner.Runner, out io.Writer) *Monitor {
 	return &Monitor{r: r, out: out, lastFormat: 'x', lastSize: 4}
-}
-
-// ---------------------------------------------------------------------------
-// The event tap
-
-// A tap is the monitor's trace sink on one machine: it remembers the last event
-// (so that stop can show the event the run is held in) and, when asked, prints each
-// event as it passes. It is attached once per machine and never detached; the
-// monitor switches its output on for a step, or for trace on, and off again.
-//
-// A tap only runs on the machine's goroutine, and the monitor only changes it from
-// inside Runner.Do, so it needs no lock.
-type tap struct {
-	last    trace.Event
-	seen    bool
-	echo    io.Writer
-	buf     []byte
-	dialect trace.Dialect // the machine's profile's spelling
-}
-
-// Record implements trace.Sink.
-func (t *tap) Record(ev *trace.Event) {
-	t.last, t.seen = *ev, true
-	if t.echo != nil {
-		t.buf = append(t.dialect.AppendText(t.buf[:0], *ev), '\n')
-		t.echo.Write(t.buf)
-	}
-}
-
-// taps finds the tap of a machine from its tracer, without keeping either alive.
-var taps sync.Map // weak.Pointer[trace.Tracer] → *tap
-
-func register(tr *trace.Tracer, t *tap) {
-	key := weak.Make(tr)
-	taps.Store(key, t)
-	runtime.AddCleanup(tr, func(k weak.Pointer[trace.Tracer]) { taps.Delete(k) }, key)
-}
-
-// Factory wraps a runner factory so that each machine it builds carries the
-// monitor's event tap ahead of the runner's gate: the runner attaches its gate
-// after the factory returns, so the tap sees every event before the run can be held
-// inside it, and `step` prints exactly the events that happened.
-func Factory(f runner.Factory) runner.Factory {
-	return func() (*machine.Machine, error) {
-		m, err := f()
-		if err != nil {
-			return nil, err
-		}
-		t := &tap{dialect: m.Tracer().Dialect()}
-		m.Tracer().Attach(t)
-		register(m.Tracer(), t)
-		return m, nil
-	}
-}
-
-// tapOf returns m's tap, attaching one (behind the runner's gate) if the machine was
-// not built through Factory. It runs on the machine's goroutine.
-func tapOf(m *machine.Machine) *tap {
-	if v, ok := taps.Load(weak.Make(m.Tracer())); ok {
-		return v.(*tap)
-	}
-	t := &tap{dialect: m.Tracer().Dialect()}
-	m.Tracer().Attach(t)
-	register(m.Tracer(), t)
-	return t
 }
 
 // ---------------------------------------------------------------------------
@@ -133,10 +65,10 @@ func internal(err error) error {
 	return errInternal{err}
 }
 
-// do runs fn on the machine's goroutine while the run is held. A panic in fn ends
-// fn only (the runner runs each request under sim.Run) and is returned.
+// do looks at the machine at the position shown (Runner.View). A panic in fn ends
+// fn only (the runner runs each look under sim.Run) and is returned.
 func (mo *Monitor) do(fn func(m *machine.Machine)) error {
-	err := mo.r.Do(fn)
+	err := mo.r.View(fn)
 	if err == nil || errors.Is(err, runner.ErrClosed) {
 		return err
 	}
@@ -232,28 +164,23 @@ func (mo *Monitor) where(st runner.State, event bool) error {
 	if !event || st.Seq == 0 {
 		return nil
 	}
-	var line []byte
-	err := mo.do(func(m *machine.Machine) {
-		if t := tapOf(m); t.seen && t.last.Seq == st.Seq {
-			line = t.dialect.AppendText(nil, t.last)
+	return mo.printEvents(st.Seq-1, st.Seq)
+}
+
+// printEvents prints the events of the run's log in (after, upTo], in the
+// machine's dialect.
+func (mo *Monitor) printEvents(after, upTo uint64) error {
+	if mo.dialect == nil {
+		var d trace.Dialect
+		if err := mo.do(func(m *machine.Machine) { d = m.Tracer().Dialect() }); err != nil {
+			return err
 		}
+		mo.dialect = &d
+	}
+	mo.r.Events(after, upTo, func(ev *trace.Event) {
+		mo.line = append(mo.dialect.AppendText(mo.line[:0], *ev), '\n')
+		mo.out.Write(mo.line)
 	})
-	if line != nil {
-		fmt.Fprintf(mo.out, "%s\n", line)
-	}
-	return err
-}
-
-// setEcho points the current machine's tap at w (nil: silent).
-func (mo *Monitor) setEcho(w io.Writer) error {
-	return mo.do(func(m *machine.Machine) { tapOf(m).echo = w })
-}
-
-// traceEcho is where the tap writes between commands.
-func (mo *Monitor) traceEcho() io.Writer {
-	if mo.traceOn {
-		return mo.out
-	}
 	return nil
 }
 
@@ -262,38 +189,37 @@ func (mo *Monitor) cont() error {
 		fmt.Fprintf(mo.out, "the program has already finished\n")
 		return mo.where(st, false)
 	}
-	if err := mo.setEcho(mo.traceEcho()); err != nil {
-		return err
-	}
+	before := mo.r.State()
 	st, err := mo.r.Continue()
 	if err != nil {
 		return err
 	}
+	if mo.traceOn {
+		if err := mo.printEvents(before.Seq, st.Seq); err != nil {
+			return err
+		}
+	}
 	return mo.where(st, false)
 }
 
-// step lets n events happen with the tap printing each one: the events reach the
-// tap on the machine's goroutine while this one waits in Step.
+// step lets n events happen and prints each one.
 func (mo *Monitor) step(n uint64) error {
 	before := mo.r.State()
 	if before.Done {
 		fmt.Fprintf(mo.out, "the program has finished: nothing left to step\n")
 		return mo.where(before, false)
 	}
-	if err := mo.setEcho(mo.out); err != nil {
+	st, err := mo.r.Step(n)
+	if err != nil {
 		return err
 	}
-	st, err := mo.r.Step(n)
-	if eerr := mo.setEcho(mo.traceEcho()); err == nil {
-		err = eerr
-	}
-	if err != nil {
+	if err := mo.printEvents(before.Seq, st.Seq); err != nil {
 		return err
 	}
 	return mo.where(st, false)
 }
 
-// back goes n events back by re-running the program on a fresh machine.
+// back goes n events back: the runner shows the machine as it was then.
 func (mo *Monitor) back(n uint64) error {
 	st := mo.r.State()
 	target := uint64(0)
@@ -306,10 +232,6 @@ func (mo *Monitor) back(n uint64) error {
 	}
 	st, err := mo.r.RunTo(target)
 	if err != nil {
-		return err
-	}
-	// A replay builds a new machine: give its tap the trace setting.
-	if err := mo.setEcho(mo.traceEcho()); err != nil {
 		return err
 	}
 	return mo.where(st, true)
@@ -325,7 +247,7 @@ func (mo *Monitor) trace(c Command) error {
 		return nil
 	}
 	mo.traceOn = c.On
-	return mo.setEcho(mo.traceEcho())
+	return nil
 }
 
 // help lists the commands as QEMU's help does: "name params -- text".

@@ -26,7 +26,7 @@ func newRun(t testing.TB, name string) *runner.Runner {
 	if !ok {
 		t.Fatalf("no workload %q", name)
 	}
-	r, err := runner.New(Factory(machineFactory), func(m *machine.Machine) error { return w.Run(m, io.Discard) })
+	r, err := runner.New(machineFactory, func(m *machine.Machine) error { return w.Run(m, io.Discard) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestScriptedSession(t *testing.T) {
 	}
 }
 
-// TestStepPrintsTheTrace: with Factory, step n prints exactly the lines a plain run
+// TestStepPrintsTheTrace: step n prints exactly the lines a plain run
 // traces, in order, whatever the step sizes.
 func TestStepPrintsTheTrace(t *testing.T) {
 	want := plainTrace(t, "job")
@@ -253,7 +253,7 @@ func TestStepPrintsTheTrace(t *testing.T) {
 	}
 }
 
-// TestBackShowsTheSameMachine: stepping back re-executes to the same state.
+// TestBackShowsTheSameMachine: stepping back shows the same state.
 func TestBackShowsTheSameMachine(t *testing.T) {
 	r := newRun(t, "mixed")
 	var out bytes.Buffer
@@ -275,32 +275,6 @@ func TestBackShowsTheSameMachine(t *testing.T) {
 	mo.Exec("back 57")
 	if again := look(); again != first {
 		t.Fatalf("after back:\n%s\nfirst time:\n%s", again, first)
-	}
-}
-
-// TestWithoutFactory: a runner built without Factory still works; its events come
-// one command late, but none is lost or doubled.
-func TestWithoutFactory(t *testing.T) {
-	w, _ := baremetal.FindWorkload("job")
-	r, err := runner.New(machineFactory, func(m *machine.Machine) error { return w.Run(m, io.Discard) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out bytes.Buffer
-	mo := New(r, &out)
-	var all strings.Builder
-	for range 200 {
-		out.Reset()
-		mo.Exec("step 4")
-		for _, l := range strings.SplitAfter(out.String(), "\n") {
-			if l != "" && !strings.HasPrefix(l, "stopped") && !strings.HasPrefix(l, "program") && !strings.HasPrefix(l, "the program") {
-				all.WriteString(l)
-			}
-		}
-	}
-	if got, want := all.String(), strings.Join(plainTrace(t, "job"), ""); got != want {
-		t.Fatalf("events without Factory:\n%s\nwant\n%s", got, want)
 	}
 }
 

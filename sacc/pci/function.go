@@ -15,6 +15,9 @@ type Function struct {
 	cfg   [sacc.ConfigSpaceSize]byte
 	wmask [sacc.ConfigSpaceSize]byte // bits software may change
 	bars  [sacc.NumBARs]uint64       // BAR sizes; 0 = not implemented
+	// writes counts the writes to the space, so that a copy can tell cheaply
+	// whether it is still current (Writes).
+	writes uint64
 }
 
 // Header is what identifies a function (§2).
@@ -59,9 +62,23 @@ func New(h Header) *Function {
 
 // Set8, Set16 and Set32 write the configuration bytes directly, bypassing the write
 // mask: they build the space and model hardware-owned bits.
-func (f *Function) Set8(reg uint32, v uint8)   { f.cfg[reg] = v }
-func (f *Function) Set16(reg uint32, v uint16) { binary.LittleEndian.PutUint16(f.cfg[reg:], v) }
-func (f *Function) Set32(reg uint32, v uint32) { binary.LittleEndian.PutUint32(f.cfg[reg:], v) }
+func (f *Function) Set8(reg uint32, v uint8) {
+	f.cfg[reg] = v
+	f.writes++
+}
+func (f *Function) Set16(reg uint32, v uint16) {
+	binary.LittleEndian.PutUint16(f.cfg[reg:], v)
+	f.writes++
+}
+func (f *Function) Set32(reg uint32, v uint32) {
+	binary.LittleEndian.PutUint32(f.cfg[reg:], v)
+	f.writes++
+}
+
+// Writes counts the writes made to the space so far (by Set8, Set16, Set32, Write
+// and SetWritable): a copy of the function with the same count has the same
+// contents.
+func (f *Function) Writes() uint64 { return f.writes }
 
 // Get8, Get16 and Get32 read configuration bytes directly.
 func (f *Function) Get8(reg uint32) uint8   { return f.cfg[reg] }
@@ -70,6 +87,7 @@ func (f *Function) Get32(reg uint32) uint32 { return binary.LittleEndian.Uint32(
 
 // SetWritable makes the given bits of an n-byte register writable by software.
 func (f *Function) SetWritable(reg uint32, n int, bits uint64) {
+	f.writes++
 	for i := range n {
 		f.wmask[reg+uint32(i)] = byte(bits >> (8 * i))
 	}
@@ -92,6 +110,7 @@ func (f *Function) Read(reg uint32, size int) uint32 {
 // Write stores size bytes (1–4) at reg through the write mask: read-only bits keep
 // their value, whatever software writes.
 func (f *Function) Write(reg uint32, size int, v uint32) {
+	f.writes++
 	for i := range size {
 		r := reg + uint32(i)
 		if r >= sacc.ConfigSpaceSize {

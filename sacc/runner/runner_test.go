@@ -159,9 +159,43 @@ func TestCloseReachesThroughANestedRun(t *testing.T) {
 	}
 }
 
-// TestStepBackStopsTheRunUnderWay: going back stops the first run, on the machine
-// it had, and the replay finishes with no error of the first run's.
-func TestStepBackStopsTheRunUnderWay(t *testing.T) {
+// TestStepBackKeepsTheRunWhereItIs: going back shows the past without running
+// anything; the program stays held at its frontier, and stepping forward again
+// reaches it and goes on from there.
+func TestStepBackKeepsTheRunWhereItIs(t *testing.T) {
+	r, err := New(factory, oneJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Step(30)
+	first := r.exited
+	if st, err := r.RunTo(10); err != nil || st.Seq != 10 || !r.Past() {
+		t.Fatalf("back to 10: %+v %v (past %v)", st, err, r.Past())
+	}
+	select {
+	case <-first:
+		t.Fatal("going back ended the run")
+	default:
+	}
+	if st, err := r.Step(20); err != nil || st.Seq != 30 || r.Past() {
+		t.Fatalf("forward to the frontier: %+v %v (past %v)", st, err, r.Past())
+	}
+	if st, err := r.Step(5); err != nil || st.Seq != 35 {
+		t.Fatalf("past the frontier: %+v %v", st, err)
+	}
+	if r.exited != first {
+		t.Fatal("the run was started again")
+	}
+	if st, err := r.Continue(); err != nil || !st.Done || st.Err != nil {
+		t.Fatalf("continue: %+v %v", st, err)
+	}
+}
+
+// TestDoInThePastReexecutes: a request that may act on the machine, at a position
+// in the past, stops the first run and re-executes to that position, and the new
+// run finishes with no error of the first run's.
+func TestDoInThePastReexecutes(t *testing.T) {
 	r, err := New(factory, oneJob)
 	if err != nil {
 		t.Fatal(err)
@@ -172,10 +206,17 @@ func TestStepBackStopsTheRunUnderWay(t *testing.T) {
 	if _, err := r.RunTo(10); err != nil {
 		t.Fatal(err)
 	}
+	var seq uint64
+	if err := r.Do(func(m *machine.Machine) { seq = m.Tracer().Seq() }); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-first:
 	default:
-		t.Fatal("the first run's goroutine still running after going back")
+		t.Fatal("the first run's goroutine still running after acting in the past")
+	}
+	if seq != 10 || r.Past() || r.State().Seq != 10 {
+		t.Fatalf("the new run is at %d (state %+v, past %v), want 10", seq, r.State(), r.Past())
 	}
 	if st, err := r.Continue(); err != nil || !st.Done || st.Err != nil {
 		t.Fatalf("the replay: %+v %v", st, err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/hunt"
 	"github.com/saccbook/saccbook/sacc/machine"
-	"github.com/saccbook/saccbook/sacc/monitor"
 	"github.com/saccbook/saccbook/sacc/profile"
 	"github.com/saccbook/saccbook/sacc/quirk"
 	"github.com/saccbook/saccbook/sacc/runner"
@@ -169,7 +168,7 @@ func (c *runConfig) quirksForLog() string {
 func (c *runConfig) runner() (*runner.Runner, error) {
 	// The narrative is not kept: a step back re-runs the program and would tell
 	// the story again.
-	return runner.New(monitor.Factory(c.newMachine), func(m *machine.Machine) error {
+	return runner.New(c.newMachine, func(m *machine.Machine) error {
 		return c.sc.Run(m, c.env(io.Discard))
 	})
 }

@@ -6,14 +6,15 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 )
 
-// conn is one viewer's socket: a bounded queue of outgoing messages and the writer
-// goroutine that drains it. Anyone may send (the reader, a run, a stream, an
-// inspector); sending never blocks.
+// conn is one viewer's socket: a queue of outgoing messages, bounded in messages
+// and in bytes, and the writer goroutine that drains it. Anyone may send (the
+// reader, a run, a stream, an inspector); sending never blocks.
 type conn struct {
 	h  *Hub
 	ws *websocket.Conn
@@ -23,6 +24,7 @@ type conn struct {
 	cancel context.CancelFunc
 	raw    net.Conn // the hijacked connection, for kill
 	q      chan []byte
+	queued atomic.Int64  // bytes in q, not yet taken by the writer
 	done   chan struct{} // the writer has returned
 
 	stopOnce sync.Once
@@ -53,15 +55,30 @@ func (c *conn) send(msg []byte) bool {
 		return false
 	default:
 	}
+	// The byte bound counts what is queued, not what the socket already took; a
+	// single message larger than the bound still goes when the queue is empty.
+	n := int64(len(msg))
+	if q := c.queued.Add(n); q > n && q > c.h.queueBytes {
+		c.queued.Add(-n)
+		c.tooSlow("bytes", q-n)
+		return false
+	}
 	select {
 	case c.q <- msg:
 		return true
 	default:
-		c.h.log.Info("live: viewer too slow, dropped", "queue", cap(c.q))
-		c.shutdown(websocket.StatusPolicyViolation, "too-slow",
-			errorMessage(codeTooSlow, "the viewer fell behind: reconnect to resynchronise", nil))
+		c.queued.Add(-n)
+		c.tooSlow("messages", int64(cap(c.q)))
 		return false
 	}
+}
+
+// tooSlow drops the viewer: what is queued is thrown away, and the writer sends
+// too-slow and closes with 1008 once the socket takes them.
+func (c *conn) tooSlow(bound string, queued int64) {
+	c.h.log.Info("live: viewer too slow, dropped", "bound", bound, "queued", queued)
+	c.shutdown(websocket.StatusPolicyViolation, codeTooSlow,
+		errorMessage(codeTooSlow, "the viewer fell behind: reconnect to resynchronise", nil))
 }
 
 // stopping reports whether the connection is closing.
@@ -94,6 +111,11 @@ func (c *conn) writeLoop() {
 		case <-c.ctx.Done():
 			return
 		case msg := <-c.q:
+			c.queued.Add(-int64(len(msg)))
+			if c.stopping() {
+				// Dropped meanwhile: the queue is not worth sending; the goodbye is.
+				continue
+			}
 			if err := c.write(msg, writeTimeout); err != nil {
 				c.kill()
 				return
@@ -113,7 +135,9 @@ func (c *conn) write(msg []byte, timeout time.Duration) error {
 func (c *conn) goodbye() {
 	defer c.kill()
 	if c.final != nil {
-		if err := c.write(c.final, finalTimeout); err != nil {
+		// A viewer dropped for being slow has a full socket: the last message waits
+		// as long as any other would, so that a viewer that still reads gets it.
+		if err := c.write(c.final, writeTimeout); err != nil {
 			return
 		}
 	}

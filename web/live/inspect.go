@@ -12,7 +12,7 @@ import (
 )
 
 // An inspector answers a socket's inspect requests, one at a time, on its own
-// goroutine (a step back re-executes the run, which takes a while), with a runner
+// goroutine (running forward to a position takes a while), with a runner
 // built on the first request after each hello.
 type inspector struct {
 	h    *Hub
@@ -132,8 +132,14 @@ func (in *inspector) answer(req inspectReq) {
 	// A command that touched the machine (xp of a register is a real read, with
 	// its own events) has made this run differ from the one the page shows: the
 	// next request starts from a fresh one.
+	// In the past the command looked at the runner's view, which changes no run.
 	var now uint64
-	if err := in.r.Do(func(m *machine.Machine) { now = m.Tracer().Seq() }); err != nil || now != st.Seq {
+	if in.r.Past() {
+		now = st.Seq
+	} else if err := in.r.View(func(m *machine.Machine) { now = m.Tracer().Seq() }); err != nil {
+		in.dirty = true
+	}
+	if now != st.Seq {
 		in.dirty = true
 	}
 	in.c.send(encode(inspectMsg{Type: "inspect", V: protoVersion, ID: req.id, Run: req.run, Seq: st.Seq, Output: in.out.String()}))

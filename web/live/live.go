@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"path"
 	"strings"
@@ -42,6 +43,19 @@ type Options struct {
 	Logger         *slog.Logger // nil: discard
 	// QueueSize is each viewer's outgoing queue, in messages; 0 means 256.
 	QueueSize int
+	// QueueBytes bounds the same queue in bytes; 0 means 8 MiB. A viewer over
+	// either bound is dropped with too-slow.
+	QueueBytes int
+	// Compression is how the sockets compress (permessage-deflate, when the
+	// browser offers it: all but Safari do); the zero value compresses each
+	// message on its own.
+	Compression Compression
+	// SocketsPerClient is how many sockets one client address may hold open at
+	// once; 0 means 64. One more is refused with 429 before the upgrade.
+	SocketsPerClient int
+	// SessionsPerSocket is how many hellos one socket may send; 0 means 256. The
+	// one after them closes the socket with 1008 and too-many-sessions.
+	SessionsPerSocket int
 	// Shared are the classroom streams, by name (/ws/shared/{name}). A spec that
 	// names an unknown scenario or a bad option is logged and left out.
 	Shared map[string]SharedSpec
@@ -76,12 +90,40 @@ type SharedSpec struct {
 // Tuning. Timeouts bound what a dead or stalled peer can hold; none of them is
 // ever waited out on a machine's goroutine.
 const (
-	defaultQueue = 256
-	readLimit    = 64 << 10        // client messages (PROTOCOL.md: larger closes with 1009)
-	writeTimeout = 5 * time.Second // one message to one viewer
-	finalTimeout = time.Second     // the last message before a close (error)
-	closeGrace   = time.Second     // close handshake, and Hub.Close before it cuts
+	defaultQueue      = 256
+	defaultQueueBytes = 8 << 20         // a whole capstone log, many times over, compressed or not
+	defaultPerClient  = 64              // a reader with many tabs of widgets open, and pages still closing theirs
+	defaultPerSocket  = 256             // hellos: every option flip and seed is one
+	readLimit         = 64 << 10        // client messages (PROTOCOL.md: larger closes with 1009)
+	writeTimeout      = 5 * time.Second // one message to one viewer
+	closeGrace        = time.Second     // close handshake, and Hub.Close before it cuts
 )
+
+// Compression chooses how a hub's sockets compress what they send.
+type Compression int
+
+const (
+	// CompressEach compresses each message of 512 bytes or more on its own, with
+	// a compressor from a pool: a batch of events is long and repeats itself, so
+	// this takes the capstone from about 164 bytes per event on the wire to about
+	// 24, and an idle viewer holds no compressor (TestWireBytesPerEvent).
+	CompressEach Compression = iota
+	// CompressWindow keeps the compression window across messages: a few per cent
+	// smaller on a private session, for a 1.2 MB compressor held by every socket.
+	CompressWindow
+	// CompressOff sends everything as it is.
+	CompressOff
+)
+
+func (c Compression) mode() websocket.CompressionMode {
+	switch c {
+	case CompressWindow:
+		return websocket.CompressionContextTakeover
+	case CompressOff:
+		return websocket.CompressionDisabled
+	}
+	return websocket.CompressionNoContextTakeover
+}
 
 // defaultHosts are the hosts allowed when Options.AllowedOrigins is empty.
 var defaultHosts = []string{"127.0.0.1:*", "localhost:*", `\[::1\]:*`}
@@ -97,14 +139,19 @@ type hooks struct {
 // Hub serves private sessions and shared streams. Its methods are safe for
 // concurrent use.
 type Hub struct {
-	log      *slog.Logger
-	hosts    []string // patterns for the Host header
-	origins  []string // patterns for the Origin header, beyond same-origin
-	queue    int
-	hooks    hooks
-	streams  map[string]*stream // fixed at New
-	recorded func(string) (*Recording, error)
-	hunts    func(int) (hunt.Variant, error)
+	log     *slog.Logger
+	hosts   []string // patterns for the Host header
+	origins []string // patterns for the Origin header, beyond same-origin
+	queue   int
+	// The limits of Options, with their defaults filled in.
+	queueBytes  int64
+	compression websocket.CompressionMode
+	perClient   int
+	perSocket   int
+	hooks       hooks
+	streams     map[string]*stream // fixed at New
+	recorded    func(string) (*Recording, error)
+	hunts       func(int) (hunt.Variant, error)
 
 	ctx    context.Context // cancelled by Close: runs and streams stop
 	cancel context.CancelFunc
@@ -112,6 +159,7 @@ type Hub struct {
 	mu     sync.Mutex
 	closed bool
 	conns  map[*conn]struct{}
+	client map[string]int // open sockets by client address
 	wg     sync.WaitGroup // every handler and goroutine the hub started
 }
 
@@ -120,15 +168,20 @@ func New(opts Options) *Hub { return newHub(opts, hooks{}) }
 
 func newHub(opts Options, hk hooks) *Hub {
 	h := &Hub{
-		log:      opts.Logger,
-		hosts:    opts.AllowedOrigins,
-		origins:  opts.AllowedOrigins,
-		queue:    opts.QueueSize,
-		hooks:    hk,
-		recorded: opts.Recorded,
-		hunts:    opts.Hunts,
-		streams:  map[string]*stream{},
-		conns:    map[*conn]struct{}{},
+		log:         opts.Logger,
+		hosts:       opts.AllowedOrigins,
+		origins:     opts.AllowedOrigins,
+		queue:       opts.QueueSize,
+		queueBytes:  int64(opts.QueueBytes),
+		compression: opts.Compression.mode(),
+		perClient:   opts.SocketsPerClient,
+		perSocket:   opts.SessionsPerSocket,
+		client:      map[string]int{},
+		hooks:       hk,
+		recorded:    opts.Recorded,
+		hunts:       opts.Hunts,
+		streams:     map[string]*stream{},
+		conns:       map[*conn]struct{}{},
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -138,6 +191,15 @@ func newHub(opts Options, hk hooks) *Hub {
 	}
 	if h.queue <= 0 {
 		h.queue = defaultQueue
+	}
+	if h.queueBytes <= 0 {
+		h.queueBytes = defaultQueueBytes
+	}
+	if h.perClient <= 0 {
+		h.perClient = defaultPerClient
+	}
+	if h.perSocket <= 0 {
+		h.perSocket = defaultPerSocket
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	for name, spec := range opts.Shared {
@@ -265,8 +327,19 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, st *stream) {
 		http.Error(w, "host not allowed", http.StatusForbidden)
 		return
 	}
+	client := clientAddr(r)
+	if !h.admit(client) {
+		h.log.Warn("live: too many sockets from one client", "remote", r.RemoteAddr, "limit", h.perClient)
+		http.Error(w, "too many live sockets from this client", http.StatusTooManyRequests)
+		return
+	}
+	defer h.leave(client)
 	hw := &hijackRecorder{ResponseWriter: w}
-	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{OriginPatterns: h.origins})
+	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
+		OriginPatterns:  h.origins,
+		CompressionMode: h.compression, // Options.Compression
+
+	})
 	if err != nil {
 		// Accept has answered (403 for a foreign Origin).
 		h.log.Warn("live: upgrade refused", "err", err, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
@@ -285,6 +358,36 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request, st *stream) {
 	s := &socket{h: h, c: c, stream: st}
 	s.readLoop()
 	s.finish()
+}
+
+// clientAddr is who a request comes from, for the per-client limit: the remote
+// host without its port.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// admit counts one more socket for client, unless it has its fill.
+func (h *Hub) admit(client string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client[client] >= h.perClient {
+		return false
+	}
+	h.client[client]++
+	return true
+}
+
+// leave counts a client's socket gone.
+func (h *Hub) leave(client string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client[client]--; h.client[client] <= 0 {
+		delete(h.client, client)
+	}
 }
 
 // findScenario looks a scenario up, including the test-only ones.

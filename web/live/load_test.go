@@ -72,7 +72,7 @@ func runLoad(tb testing.TB, viewers int, lc loadConfig) loadResult {
 	var once sync.Once
 	drops := &dropCounter{}
 	s := newServer(tb, serverOpt{
-		opts: Options{QueueSize: lc.queue, Logger: slog.New(drops), Shared: map[string]SharedSpec{
+		opts: Options{QueueSize: lc.queue, SocketsPerClient: viewers + 1, Logger: slog.New(drops), Shared: map[string]SharedSpec{
 			"load": {Scenario: "mixed", Seed: 1, Pace: lc.pace},
 		}},
 		hooks: hooks{published: func(name string, from, to uint64, at time.Time) {

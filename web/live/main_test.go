@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,6 +61,8 @@ type serverOpt struct {
 	// sndbuf, when not zero, is the kernel send buffer of the server's side of
 	// connections dialled as slow (dialOpt.rcvbuf).
 	sndbuf int
+	// wire, when set, counts every byte the server writes on its connections.
+	wire *atomic.Int64
 }
 
 func newServer(t testing.TB, so serverOpt) *server {
@@ -73,6 +76,9 @@ func newServer(t testing.TB, so serverOpt) *server {
 	srv := httptest.NewUnstartedServer(mux)
 	if so.sndbuf > 0 {
 		srv.Listener = bufListener{srv.Listener, so.sndbuf}
+	}
+	if so.wire != nil {
+		srv.Listener = countingListener{srv.Listener, so.wire}
 	}
 	srv.Start()
 	s := &server{hub: h, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http")}
@@ -121,14 +127,41 @@ func (c *bufConn) Write(b []byte) (int, error) {
 	return c.TCPConn.Write(b)
 }
 
+// countingListener counts what the server writes on the connections it accepts:
+// the bytes on the wire, after compression and framing.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
 // client is a test viewer.
 type client struct {
 	ws *websocket.Conn
 }
 
 type dialOpt struct {
-	origin string
-	rcvbuf int // kernel receive buffer, when not zero
+	origin   string
+	compress websocket.CompressionMode // what the client offers
+	rcvbuf   int                       // kernel receive buffer, when not zero
 }
 
 func (s *server) dial(t testing.TB, path string, do dialOpt) *client {
@@ -141,7 +174,7 @@ func (s *server) dial(t testing.TB, path string, do dialOpt) *client {
 }
 
 func (s *server) tryDial(path string, do dialOpt) (*client, *http.Response, error) {
-	opts := &websocket.DialOptions{HTTPHeader: http.Header{}}
+	opts := &websocket.DialOptions{HTTPHeader: http.Header{}, CompressionMode: do.compress}
 	if do.origin != "" {
 		opts.HTTPHeader.Set("Origin", do.origin)
 	}

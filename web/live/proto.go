@@ -24,6 +24,7 @@ const (
 	codeUnsupported = "unsupported-version"
 	codeFailed      = "session-failed"
 	codeTooSlow     = "too-slow"
+	codeTooMany     = "too-many-sessions"
 
 	// runBaseline marks what belongs to the run without the quirks, when a hello
 	// asked for some: its events, its end, and inspection of it.

@@ -24,6 +24,7 @@ type socket struct {
 	joined bool       // shared: the viewer is in the stream
 	run    *privateRun
 	insp   *inspector
+	hellos int // hellos this socket has sent
 }
 
 // readLoop reads client messages until the connection ends.
@@ -96,6 +97,12 @@ func (s *socket) hello(m clientMsg) {
 	if !versionOK(m) {
 		s.c.shutdown(websocket.StatusPolicyViolation, codeUnsupported,
 			errorMessage(codeUnsupported, fmt.Sprintf("this server speaks protocol version %d", protoVersion), m.ID))
+		return
+	}
+	if s.hellos++; s.hellos > s.h.perSocket {
+		s.h.log.Warn("live: too many sessions on one socket", "limit", s.h.perSocket)
+		s.c.shutdown(websocket.StatusPolicyViolation, codeTooMany,
+			errorMessage(codeTooMany, fmt.Sprintf("more than %d sessions on one socket: reconnect to start again", s.h.perSocket), m.ID))
 		return
 	}
 	if s.stream != nil {

@@ -182,9 +182,9 @@ func freshInspect(t *testing.T, name string, seed uint64, opts map[string]string
 	if !ok {
 		t.Fatal(name)
 	}
-	r, err := runner.New(monitor.Factory(func() (*machine.Machine, error) {
+	r, err := runner.New(func() (*machine.Machine, error) {
 		return machine.New(machine.Config{Seed: seed})
-	}), func(m *machine.Machine) error {
+	}, func(m *machine.Machine) error {
 		return sc.Run(m, &scenario.Env{Log: io.Discard, Options: opts})
 	})
 	if err != nil {
