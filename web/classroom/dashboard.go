@@ -22,7 +22,7 @@ type Dashboard struct {
 	Failures  []Failure    `json:"failures"`    // by exercise and test, most first
 	Events    []EventCount `json:"event_kinds"` // the event kinds failing runs fail at, most first
 	Stuck     []Stuck      `json:"stuck"`       // longest first
-	Following int          `json:"following"`   // students following the broadcast now
+	Following int          `json:"following"`   // pages following the broadcast now (a student may have several)
 	Shares    []ShareRow   `json:"shares"`
 }
 

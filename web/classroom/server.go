@@ -492,6 +492,9 @@ func (s *Server) serveJoinForm(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusUnauthorized)
 		return
 	}
+	// With no-referrer a browser's form post says Origin: null; same-origin
+	// makes it send the page's own, which serveJoin checks.
+	w.Header().Set("Referrer-Policy", "same-origin")
 	s.render(w, http.StatusOK, "join.html", pageData{Title: "Join the class", Code: code, Student: identityOf(r).student})
 }
 
@@ -508,6 +511,7 @@ func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	st, token, err := s.join(r.Context(), name)
 	if err != nil {
+		w.Header().Set("Referrer-Policy", "same-origin")
 		s.render(w, http.StatusBadRequest, "join.html", pageData{Title: "Join the class", Code: code, Name: name, Message: err.Error()})
 		return
 	}
