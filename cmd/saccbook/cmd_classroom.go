@@ -63,6 +63,9 @@ students, give an address of this computer on their network (it warns you).
 	}
 }
 
+// classConnsPerAddr caps the connections open at once from one address.
+const classConnsPerAddr = 2048
+
 type classroomOptions struct {
 	dir       string
 	cert, key string
@@ -74,6 +77,9 @@ type classroomOptions struct {
 // serveClassroom serves the class on ln until ctx ends. It closes ln.
 func serveClassroom(ctx context.Context, e *env, ln net.Listener, opt classroomOptions) error {
 	defer ln.Close()
+	// Connections from one address at once: a whole class behind one NAT,
+	// each student with a few tabs and their keep-alive connections.
+	ln = classroom.LimitListener(ln, classConnsPerAddr)
 	bound, ok := ln.Addr().(*net.TCPAddr)
 	if !ok {
 		return fmt.Errorf("listen: %v is not a TCP address", ln.Addr())

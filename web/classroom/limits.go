@@ -95,3 +95,57 @@ func remoteHost(r *http.Request) string {
 	}
 	return h
 }
+
+// LimitListener caps the connections open at once from one remote address:
+// past perAddr, a new one is closed as soon as it is accepted. (A class
+// behind one NAT shares an address, so the cap is generous; the finer caps
+// are per identity, above.)
+func LimitListener(ln net.Listener, perAddr int) net.Listener {
+	return &limitListener{Listener: ln, per: perAddr, open: map[string]int{}}
+}
+
+type limitListener struct {
+	net.Listener
+	per  int
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+		if err != nil {
+			host = c.RemoteAddr().String()
+		}
+		l.mu.Lock()
+		if l.open[host] >= l.per {
+			l.mu.Unlock()
+			c.Close()
+			continue
+		}
+		l.open[host]++
+		l.mu.Unlock()
+		return &countedConn{Conn: c, release: func() {
+			l.mu.Lock()
+			if l.open[host]--; l.open[host] <= 0 {
+				delete(l.open, host)
+			}
+			l.mu.Unlock()
+		}}, nil
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
