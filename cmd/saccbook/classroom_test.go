@@ -3,7 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -163,4 +171,82 @@ func answerOfFor(t *testing.T, root string, n int, learner string) (string, uint
 	}
 	ev, _ := strconv.ParseUint(m[2], 10, 64)
 	return m[1], ev
+}
+
+// TestClassroomTLS: with --tls-cert and --tls-key the class is HTTPS, its
+// URLs say so, and the instructor's cookie is Secure.
+func TestClassroomTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeSelfSigned(t, certFile, keyFile)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	started := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveClassroom(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, ln,
+			classroomOptions{dir: filepath.Join(dir, "course"), cert: certFile, key: keyFile, started: func(i, _ string) { started <- i }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var instructor string
+	select {
+	case instructor = <-started:
+	case err := <-done:
+		t.Fatalf("classroom: %v %s", err, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("classroom did not start")
+	}
+	if !strings.HasPrefix(instructor, "https://") {
+		t.Fatalf("instructor URL %q", instructor)
+	}
+	hc := &http.Client{
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := hc.Get(instructor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(resp.Cookies()) != 1 || !resp.Cookies()[0].Secure {
+		t.Errorf("the instructor's cookie over TLS: %v", resp.Cookies())
+	}
+	if resp, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain HTTP to the TLS port: %d", resp.StatusCode)
+		}
+	}
+}
+
+func writeSelfSigned(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
