@@ -250,3 +250,25 @@ func writeSelfSigned(t *testing.T, certFile, keyFile string) {
 		t.Fatal(err)
 	}
 }
+
+// TestClassroomCheckReports: a check in a joined workspace reports the
+// exercise's status, its counts, the failing test and the kind of event the
+// run failed at; no code goes with it.
+func TestClassroomCheckReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an exercise's tests")
+	}
+	c := startClass(t, filepath.Join(t.TempDir(), "course"), "127.0.0.1:0")
+	book := copyWorkbook(t)
+	if code, _, errOut := runCLI(t, "", "join", c.join, "--name", "grace", "--root", book); code != 0 {
+		t.Fatalf("join: %d %s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "", "check", "01-find-device", "--root", book); code != 1 || strings.Contains(errOut, "wait") {
+		t.Fatalf("check of the stub: %d %s", code, errOut)
+	}
+	got := dashCell(c.dashboard(t), "exercise", "grace", "01-find-device")
+	if got.Status != "failing" || got.Ran == 0 || got.Failed == 0 || !strings.HasPrefix(got.Test, "Test") || got.Event == "" || got.Summary == "" {
+		t.Errorf("01-find-device on the dashboard: %+v", got)
+	}
+	t.Logf("reported: %+v", got)
+}

@@ -2,7 +2,9 @@ package classroom
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,7 +230,17 @@ func TestBroadcastInBrowsers(t *testing.T) {
 	}
 	follows("the new scenario", tabs...)
 
-	// The dashboard, with a student on it.
+	// The dashboard, with a few students' work on it.
+	for i, name := range []string{"grace", "linus", "barbara"} {
+		e := c.join(name)
+		at := c.clock().Add(time.Duration(i) * time.Minute)
+		body, _ := json.Marshal([]Report{exerciseReport("01-find-device", "done", 5, 0, "", "", at),
+			exerciseReport("02-ring", []string{"failing", "started", "failing"}[i], 6, 2*(1-i%2), "TestWrap", "sacc_phase_flip", at)})
+		if code, msg := c.do("POST", "/api/class/report", e.Token, body); code != http.StatusOK {
+			t.Fatalf("report: %d %s", code, msg)
+		}
+	}
+	c.advance(20 * time.Minute)
 	act(t, teacher, "the dashboard", chromedp.Navigate(c.ts.URL+"/class/"), chromedp.WaitVisible(chromedp.CSS(`[data-role=dashboard]`)))
 	snap(t, teacher, "classroom-dashboard-1280")
 	act(t, teacher, "narrow", chromedp.EmulateViewport(390, 844))
