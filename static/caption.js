@@ -32,6 +32,9 @@ export function caption(ev, st, ds) {
       " reaches memory";
     case "cpu_store": return "the CPU stores " + (ta.val || hx(a.val)) + " (" + a.size + " bytes) at " + (ta.addr || hx(a.addr)) + physWhere(st, a.addr, ds) +
       ": it waits in the store buffer (" + a.pending + " waiting), not yet visible to the device";
+    case "cpu_mmio_write": return "the CPU issues a write of " + (ta.val || hx(a.val)) + " to " +
+      (a.bar === 0 && ds.regName(a.off) ? "device register " + ds.regName(a.off) : "BAR" + a.bar + " offset " + (ta.off || hx(a.off))) +
+      ": posted, it lands at the device later; stores still in the store buffer now were not ordered before it";
     case "cpu_store_cached": return "a buffered store to " + (ta.addr || hx(a.addr)) + " drains into a dirty cache line: the device still cannot see it";
     case "driver_cq": return "the driver will look at CQ slot " + a.head + " next and take it as new only if its phase is " + a.phase;
     case "proc_map": return "the kernel maps " + (a.mmio ? "device memory " : "page ") + (ta.phys || hx(a.phys)) + " into process " + a.pid + " at " + (ta.va || hx(a.va));

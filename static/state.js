@@ -38,7 +38,7 @@ export function initialState() {
     // The CPU's store buffer: stores that entered it (cpu_store) and have not
     // landed yet, in program order; the last landings, in the order they
     // drained; the last barrier; doorbells that overtook a descriptor.
-    sb: { pending: [], landed: [], drainSeq: 0, barrier: null, overtakes: [], max: 0 },
+    sb: { pending: [], landed: [], drainSeq: 0, barrier: null, overtakes: [], max: 0, issued: [], landing: null },
     // The IOMMU's insides: IOTLB entries (most recently used first), the walk
     // under way or last done, recent faults.
     tlb: [], walk: null, faultLog: [],
@@ -99,6 +99,7 @@ function regWrite(st, ev, ds) {
     case "CQ_BASE_HI": st.cqBase = ((st.cqBase || 0) % 2 ** 32) + val * 2 ** 32; break;
     case "SQ_SIZE": st.sqSize = val; resize(st.sq, val, emptySlot, ds.maxRing); break;
     case "CQ_SIZE": st.cqSize = val; resize(st.cq, val, emptyEntry, ds.maxRing); break;
+    case "SQ_TAIL": st.sb.landing = st.sb.issued.shift() || null; break;
   }
   moved(st, "sq", sqBefore);
   moved(st, "cq", cqBefore);
@@ -206,12 +207,17 @@ function doorbell(st, ev, ds) {
   const published = [];
   for (let i = before % n; i !== a.sq_tail % n && published.length < n; i = (i + 1) % n) published.push(i);
   const late = [];
+  // The stores that were waiting when the CPU issued this doorbell count too:
+  // whatever drained them before it landed (a barrier after the doorbell) did
+  // so by luck, not by order (§7.4).
+  const issued = st.sb.landing ? st.sb.landing.slots : {};
+  st.sb.landing = null;
   for (const i of published) {
     const d = st.sq[i];
     if (!d) continue;
     d.written = false;
-    const waiting = st.sb.pending.filter((p) => p.ring === "sq" && p.slot === i);
-    if (waiting.length) { d.overtaken = true; late.push({ slot: i, stores: waiting.length }); }
+    const waiting = Math.max(st.sb.pending.filter((p) => p.ring === "sq" && p.slot === i).length, issued[i] || 0);
+    if (waiting) { d.overtaken = true; late.push({ slot: i, stores: waiting }); }
   }
   if (late.length) {
     st.sb.overtakes.push({ seq: ev.seq, slots: late });
@@ -219,6 +225,18 @@ function doorbell(st, ev, ds) {
   }
 }
 
+// bellIssued notes, when the CPU issues an SQ_TAIL write (cpu_mmio_write), how
+// many stores into each SQ slot are still in the store buffer. The write is
+// posted: it lands, as sacc_reg_write, after every write issued before it, so
+// the k-th SQ_TAIL landing is the k-th issue.
+function bellIssued(st, ev) {
+  const slots = {};
+  for (const p of st.sb.pending) if (p.ring === "sq") slots[p.slot] = (slots[p.slot] || 0) + 1;
+  st.sb.issued.push({ seq: ev.seq, slots });
+  if (st.sb.issued.length > ISSUED_KEPT) st.sb.issued.shift();
+}
+
+const ISSUED_KEPT = 16;
 const LANDED_KEPT = 12, OVERTAKES_KEPT = 8, FAULTS_KEPT = 8, TLB_MAX = 64;
 
 // target says what a store's address is in the picture: an SQ slot, a CQ slot,
@@ -398,6 +416,7 @@ export function fold(st, ev, ds) {
   st.changed = null;
   switch (ev.kind) {
     case "sacc_reg_write": regWrite(st, ev, ds); break;
+    case "cpu_mmio_write": if (a.bar === 0 && ds.regName(a.off) === "SQ_TAIL") bellIssued(st, ev); break;
     case "sacc_enable":
       st.sqSize = a.sq_size; st.cqSize = a.cq_size;
       resize(st.sq, a.sq_size, emptySlot, ds.maxRing); resize(st.cq, a.cq_size, emptyEntry, ds.maxRing);

@@ -77,6 +77,7 @@ var mistakes = map[string][]mistake{
 	},
 	"03-ring-doorbell": {
 		{"relaxed-no-wmb", "writel_relaxed with no barrier before it", "The doorbell overtook the descriptor stores"},
+		{"wmb-after-doorbell", "the barrier after the doorbell instead of before", "The doorbell overtook the descriptor stores"},
 		{"tail-is-the-slot", "rings with the slot of the descriptor", "the slot of the descriptor itself"},
 		{"no-wrap", "never wraps the tail", "must wrap to 0"},
 		{"tail-not-kept", "rings the right tail but never moves q.Tail", "the next Submit would write"},
@@ -175,6 +176,7 @@ var mistakes = map[string][]mistake{
 		{"no-wmb", "no barrier before writel_relaxed", "the doorbell reached the device while"},
 		{"rmb-instead", "a read barrier where a write barrier belongs", "the doorbell reached the device while"},
 		{"wmb-before-each-store", "a barrier before each store, none after the last", "the doorbell reached the device while"},
+		{"wmb-after-doorbell", "the barrier after the doorbell", "the doorbell reached the device while"},
 		{"doorbell-per-descriptor", "one barrier and one doorbell per descriptor", "one doorbell per Publish"},
 		{"no-wrap", "never wraps the tail", "a tail must be a slot number"},
 	},
@@ -188,12 +190,12 @@ var mistakes = map[string][]mistake{
 		{"wrong-directions", "the directions swapped", "your bytes were still in dirty cache lines"},
 	},
 	"07-fewest-barriers": {
-		{"as-written-on-x86", "no barrier at all, as the driver came", "performed before the phase loads"},
+		{"as-written-on-x86", "no barrier at all, as the driver came", "the doorbell reached the device while descriptor stores"},
 		{"rmb-per-entry", "a read barrier per completion", "then one barrier, then all the bodies"},
 		{"wmb-per-descriptor", "a write barrier per descriptor", "is enough for the whole batch"},
 		{"barrier-on-every-poll", "a read barrier even when nothing is new", "an idle poll needs none"},
 		{"rmb-before-the-phases", "the read barrier before the phase loads", "an idle poll needs none"},
-		{"wmb-before-the-stores", "the write barrier before the stores", "performed before the phase loads"},
+		{"wmb-before-the-stores", "the write barrier before the stores", "the doorbell reached the device while descriptor stores"},
 		{"only-the-wmb", "the write barrier only, no read barrier", "the body's loads were performed before the phase loads"},
 	},
 	"08-msix": {
@@ -255,7 +257,8 @@ var mistakes = map[string][]mistake{
 		{"doorbell-not-returned", "returns the doorbell page's offset, not its mapped address", "Doorbell must be the address p.Mmap returned"},
 	},
 	"10-user-queue": {
-		{"no-wmb", "no write barrier before the doorbell store", "copied nothing"},
+		{"no-wmb", "no write barrier before the doorbell store", "with no write barrier between the descriptor's stores and the doorbell"},
+		{"wmb-before-the-stores", "the write barrier before the descriptor stores", "with no write barrier between the descriptor's stores and the doorbell"},
 		{"no-rmb", "no read barrier between the phase and the body", "with no read barrier between the phase load and the body loads"},
 		{"body-first", "reads the whole entry before looking at the phase", "Completion"},
 		{"no-cq-head", "never writes CQ_HEAD_DB", "CQ_HEAD_DB was never written"},
@@ -337,7 +340,7 @@ var mistakes = map[string][]mistake{
 		{"mean-over-batches", "divides the latencies by the number of batches", "A job's latency runs from just before"},
 	},
 	"13-submit-batch": {
-		{"no-wmb", "no barrier before writel_relaxed", "but SubmitBatch said req_id"},
+		{"no-wmb", "no barrier before writel_relaxed", "the doorbell reached the device while descriptor stores"},
 		{"interrupt-on-every-job", "asks for an interrupt on every job", "descriptor of the batch only"},
 		{"interrupt-on-the-first", "asks for the interrupt on the first job", "descriptor of the batch only"},
 		{"doorbell-per-job", "rings once per job", "rang the doorbell"},
@@ -350,7 +353,7 @@ var mistakes = map[string][]mistake{
 		{"cpu-addresses-in-registers", "programs the rings' CPU addresses", "the device needs the DMA address"},
 		{"no-wait-for-ready", "returns before the device is READY", "wait for READY before returning"},
 		{"no-rmb", "no read barrier in Reap", "with no read barrier between the phase loads and the body loads"},
-		{"relaxed-no-wmb", "writel_relaxed with no barrier", "want the completion of job"},
+		{"relaxed-no-wmb", "writel_relaxed with no barrier", "a store into that slot landed only after it"},
 		{"size-in-flight", "lets Size requests be in flight", "which the device reads as empty"},
 		{"keeps-the-callers-req-id", "keeps the req_id the caller put in d", "cannot be told apart"},
 		{"no-cq-head", "never writes CQ_HEAD", "nothing has come back for 200 µs"},
@@ -442,6 +445,8 @@ var alternatives = map[string][]alternative{
 	"07-doorbell": {
 		{"mb", "a full barrier"},
 		{"wmb-after-each-store", "a barrier after every store"},
+		{"wmb-each-and-after-last", "a barrier before each descriptor and one after the last"},
+		{"wmb-then-mb", "a redundant second barrier before the doorbell"},
 	},
 	"07-dma-sync": {
 		{"bidirectional-both-sides", "DMA_BIDIRECTIONAL, and a clean of the destination too"},
@@ -472,6 +477,7 @@ var alternatives = map[string][]alternative{
 	},
 	"10-user-queue": {
 		{"mb-and-fields", "full barriers, the body read field by field"},
+		{"wmb-before-and-after", "a redundant barrier before the stores as well as the one after them"},
 	},
 	"11-error-kind": {
 		{"switch", "one switch"},
@@ -496,6 +502,8 @@ var alternatives = map[string][]alternative{
 	},
 	"13-submit-batch": {
 		{"writel-and-append", "a full barrier, the req_ids appended"},
+		{"wmb-per-descriptor", "a barrier after every descriptor"},
+		{"mb-and-relaxed", "a full barrier, then writel_relaxed"},
 	},
 	"13-queue-from-scratch": {
 		{"slot-ids-relaxed-wmb", "the slot number as req_id, an explicit wmb before writel_relaxed"},

@@ -52,8 +52,9 @@ not.
 
 What this is not: a secure exam. You have the key and the source, so you could
 compute your variant, run it with and without each candidate bug and compare the
-traces. The hunts are there to teach you to read a machine; that shortcut
-teaches nothing.`
+traces; the hunts' source lists each hunt's candidates, and the grader's "too
+early" and "too late" would bisect an event number. The hunts are there to teach
+you to read a machine; those shortcuts teach nothing.`
 
 func huntCommand() command {
 	return command{
@@ -185,7 +186,7 @@ func huntStart(e *env, d *huntDesk, n int) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, c := range [][2]string{
 		{fmt.Sprintf("saccbook run --hunt %d", n), "the trace, every event with its number, and what the run reported"},
-		{fmt.Sprintf("saccbook run --hunt %d --dmesg", n), "the same, with the kernel log"},
+		{fmt.Sprintf("saccbook run --hunt %d --dmesg", n), "the same, with the kernel log (when the run boots a kernel)"},
 		{fmt.Sprintf("saccbook monitor --hunt %d", n), "stop, step, step back, and inspect the machine at any event"},
 		{"saccbook serve --open", fmt.Sprintf("the book in a browser: /hunts/%d has the run in a live widget", n)},
 		{"saccbook quirks", "the catalog the bug is one of"},

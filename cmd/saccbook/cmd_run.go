@@ -38,8 +38,10 @@ asks for.
 
 The text trace leaves out the detail events that the browser draws: each store
 entering the CPU's store buffer (cpu_store, and cpu_store_cached on a
-non-coherent CPU) before it lands as cpu_write, and each level of an IOMMU page
-walk (iommu_walk). --details prints them too; json and perfetto always have them.`,
+non-coherent CPU) before it lands as cpu_write, each posted write to a BAR as the
+CPU issues it (cpu_mmio_write) before it lands as sacc_reg_write, and each level
+of an IOMMU page walk (iommu_walk). --details prints them too; json and perfetto
+always have them.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			var mf machineFlags
 			mf.register(fs)

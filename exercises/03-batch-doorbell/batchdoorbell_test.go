@@ -136,8 +136,9 @@ func (r *rig) checkBatch(evs []trace.Event, err error, descs []sacc.Descriptor, 
 			dbs[0], end, n, start, end, ringSize)
 	}
 	if late, bell, _ := ringrig.LateStores(evs, r.q.SQ, ringSize, start, n); len(late) > 0 {
-		r.Fatalf("The doorbell overtook the descriptor stores: the device saw\n  %s\nbut %d stores into the batch's slots "+
-			"landed in memory only after it, the first:\n  %s\nThe device may fetch the slots the moment the doorbell lands (§7.4): "+
+		r.Fatalf("The doorbell overtook the descriptor stores: the CPU issued it\n  %s\nwhile %d stores into the batch's slots "+
+			"were still in the store buffer or made after it; they landed in memory only after it, the first:\n  %s\n"+
+			"A barrier after the doorbell comes too late: the device may fetch the slots the moment the doorbell lands (§7.4): "+
 			"put c.WMB() after the last store and before the doorbell (regs.Writel also orders them; regs.WritelRelaxed does not).",
 			bell, len(late), late[0])
 	}

@@ -139,8 +139,9 @@ func (r *rig) checkSubmitted(evs []trace.Event, err error, d sacc.Descriptor, sl
 			dbs[0], next, slot, ringSize)
 	}
 	if late, bell, _ := ringrig.LateStores(evs, r.q.SQ, ringSize, slot, 1); len(late) > 0 {
-		r.Fatalf("The doorbell overtook the descriptor stores: the device saw\n  %s\nbut %d stores into slot %d landed "+
-			"in memory only after it, the first:\n  %s\nThe device may fetch the slot the moment the doorbell lands (§7.4). "+
+		r.Fatalf("The doorbell overtook the descriptor stores: the CPU issued it\n  %s\nwhile %d stores into slot %d were "+
+			"still in the store buffer or made after it; they landed in memory only after it, the first:\n  %s\n"+
+			"A barrier after the doorbell comes too late: the device may fetch the slot the moment the doorbell lands (§7.4). "+
 			"Make the stores visible first: c.WMB() between the stores and the doorbell (regs.Writel also orders them; "+
 			"regs.WritelRelaxed does not).", bell, len(late), slot, late[0])
 	}

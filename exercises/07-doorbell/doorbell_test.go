@@ -77,8 +77,9 @@ func publish(t *testing.T, cfg host.Config, arch string, seed uint64) {
 		}
 		if late, bell, _ := ringrig.LateStores(evs, q.SQ, size, first, uint32(len(descs))); len(late) > 0 {
 			r.Fatalf("On %s (seed %d) the doorbell reached the device while the descriptor's stores were still in the store buffer: "+
-				"the device saw\n  %s\nbut %d stores into the batch's slots landed only after it, the first:\n  %s\n"+
-				"writel_relaxed orders nothing: put c.WMB() after the last descriptor store and before the doorbell (§7.4).",
+				"the CPU issued it\n  %s\nbut %d stores into the batch's slots landed only after that, the first:\n  %s\n"+
+				"writel_relaxed orders nothing, and a barrier after the doorbell comes too late: put c.WMB() after the last "+
+				"descriptor store and before the doorbell (§7.4).",
 				arch, seed, bell, len(late), late[0])
 		}
 		seen := check.Find(evs, trace.Descriptor)

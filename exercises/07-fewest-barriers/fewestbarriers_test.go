@@ -61,9 +61,10 @@ func drive(t *testing.T, cfg host.Config, arch string) {
 			q.Submit(r.CPU, r.Regs, descs)
 			evs := r.Since(call)
 			if late, bell, _ := ringrig.LateStores(evs, r.SQ, size, first, uint32(n)); len(late) > 0 {
-				fail("On %s the doorbell reached the device while descriptor stores were still in the store buffer: the device saw\n  %s\n"+
-					"but %d stores into the batch's slots landed only after it, the first:\n  %s\n"+
-					"writel_relaxed orders nothing: the stores must be made visible before the doorbell (§7.4).", arch, bell, len(late), late[0])
+				fail("On %s the doorbell reached the device while descriptor stores were still in the store buffer: the CPU issued it\n  %s\n"+
+					"but %d stores into the batch's slots landed only after that, the first:\n  %s\n"+
+					"writel_relaxed orders nothing, and a barrier after the doorbell comes too late: the stores must be made "+
+					"visible before the doorbell is issued (§7.4).", arch, bell, len(late), late[0])
 				return
 			}
 			if k := len(check.Find(evs, trace.CPUBarrier)); k > 1 {

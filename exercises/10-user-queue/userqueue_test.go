@@ -61,9 +61,10 @@ func run(r *bypassrig.Rig, q *Queue, jobs []sacc.Descriptor) ([]sacc.Completion,
 	})
 	if unfenced >= 0 {
 		r.Fatalf("Submit of job %d rang the doorbell with no write barrier between the descriptor's stores and the doorbell "+
-			"store. This machine's store to the doorbell page happens to wait for the store buffer; arm64 promises no such "+
-			"thing for device memory, and a device may then read the slot before the descriptor is in memory (§7.4). "+
-			"Put q.P.Kernel().CPU.WMB() between the two.", unfenced)
+			"store. On arm64 the store to the doorbell page is a posted write that does not wait for the store buffer: "+
+			"the device may read the slot before the descriptor is in memory (§7.4). A barrier before the stores orders "+
+			"nothing between them and the doorbell. Put q.P.Kernel().CPU.WMB() after the last descriptor store and before "+
+			"the doorbell.", unfenced)
 	}
 	if unordered >= 0 {
 		r.Fatalf("Poll took completion %d with no read barrier between the phase load and the body loads: on arm64 the body "+
@@ -73,16 +74,18 @@ func run(r *bypassrig.Rig, q *Queue, jobs []sacc.Descriptor) ([]sacc.Completion,
 }
 
 // fenced reports whether a write barrier came after the last descriptor store
-// that landed before the doorbell, and before the doorbell.
+// and before the doorbell store was issued (cpu_mmio_write): the order the
+// program asked for, whatever the store buffer happened to drain meanwhile. A
+// barrier before the stores, or after the doorbell, orders nothing between them.
 func fenced(evs []trace.Event) bool {
 	barrier := false
 	for _, ev := range evs {
 		switch {
-		case ev.Kind == trace.CPUWrite:
+		case ev.Kind == trace.CPUStore:
 			barrier = false
 		case ev.Kind == trace.CPUBarrier && ev.Args[0] != trace.BarrierRMB:
 			barrier = true
-		case ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSQTail:
+		case ev.Kind == trace.CPUMMIOWrite && ev.Args[0] == 0 && ev.Args[1] == sacc.RegSQTail:
 			return barrier
 		}
 	}

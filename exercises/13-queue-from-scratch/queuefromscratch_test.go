@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/saccbook/saccbook/exercises/internal/check"
@@ -270,16 +271,24 @@ func stream(t *testing.T, cfg host.Config, size uint32, jobs int, arch string) {
 			}
 		}
 	})
-	if failure != "" {
-		r.Fatalf("%s", failure)
-	}
-	// Every descriptor was in memory before the doorbell that handed it over,
-	// and stayed as written until the device fetched it.
+	// Every descriptor was in memory before the doorbell that handed it over
+	// left the CPU, and stayed as written until the device fetched it. The
+	// doorbell is a posted write: the k-th SQ_TAIL the CPU issued
+	// (cpu_mmio_write) is the k-th the device saw, and a store still in the
+	// store buffer at the issue was not ordered before it, even if it drained
+	// before the doorbell landed. Checked before the outcome: an ordering
+	// mistake is the cause of whatever the device then did with the slot.
 	evs := r.Since(mark)
+	issues := ringrig.IssuedDoorbells(evs)
+	landed := 0
 	for i, ev := range evs {
-		if ev.Kind != trace.Doorbell {
+		if ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSQTail {
+			landed++
+		}
+		if ev.Kind != trace.Doorbell || landed == 0 || landed > len(issues) {
 			continue
 		}
+		issue := issues[landed-1]
 		prev := uint32(0)
 		for j := i - 1; j >= 0; j-- {
 			if evs[j].Kind == trace.Doorbell {
@@ -289,17 +298,24 @@ func stream(t *testing.T, cfg host.Config, size uint32, jobs int, arch string) {
 		}
 		for s := prev; s != uint32(ev.Args[0]); s = (s + 1) % size {
 			lo, hi := sq+uint64(s)*sacc.DescriptorSize, sq+uint64(s+1)*sacc.DescriptorSize
-			for _, later := range evs[i+1:] {
-				if later.Kind == trace.Fetch && uint32(later.Args[0]) == s {
+			for _, later := range evs {
+				if later.Seq <= issue.Seq {
+					continue
+				}
+				if later.Kind == trace.Fetch && uint32(later.Args[0]) == s && later.Seq > ev.Seq {
 					break
 				}
 				if later.Kind == trace.CPUWrite && later.Args[0] >= lo && later.Args[0] < hi {
 					r.Fatalf("On %s the doorbell\n  %s\nhanded slot %d to the device, but a store into that slot landed only "+
-						"after it:\n  %s\nThe descriptor must be in memory before the doorbell reaches the device (§7.4).",
-						arch, ev.String(), s, later.String())
+						"after it was issued (%s):\n  %s\nThe descriptor must be in memory before the doorbell is issued; "+
+						"a barrier after it comes too late (§7.4).",
+						arch, ev.String(), s, strings.TrimSpace(issue.String()), later.String())
 				}
 			}
 		}
+	}
+	if failure != "" {
+		r.Fatalf("%s", failure)
 	}
 	out := make([]byte, jobs*n)
 	r.M.RAM().Read(dstCPU, out)

@@ -84,7 +84,7 @@ func TestBatches(t *testing.T) {
 				}
 				if late, bell, _ := ringrig.LateStores(evs, r.SQ, size, tail, per); len(late) > 0 {
 					r.Fatalf("Batch %d: the doorbell reached the device while descriptor stores were still in the store buffer: the "+
-						"device saw\n  %s\nbut %d stores into the batch's slots landed only after it, the first:\n  %s\n"+
+						"CPU issued it\n  %s\nbut %d stores into the batch's slots landed only after that, the first:\n  %s\n"+
 						"writel_relaxed orders nothing: a write barrier (c.WMB()) must come after the last descriptor store and "+
 						"before the doorbell (§7.4).", b, bell, len(late), late[0])
 				}

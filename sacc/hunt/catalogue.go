@@ -64,7 +64,7 @@ var catalogue = []*Hunt{
 		Scenario:   "hunt-jobs",
 		Options:    map[string]string{"cpu": "arm64"},
 		Candidates: []quirk.Quirk{quirk.MissingWMB, quirk.MissingRMB},
-		Params:     []Param{seeds(1, 8), option("batch", "1", "4"), option("len", "64", "256")},
+		Params:     []Param{seeds(1, 8), option("batch", "1", "4"), option("len", "256", "1024")},
 		Shows:      notAllRight,
 	},
 	{
@@ -97,7 +97,7 @@ var catalogue = []*Hunt{
 		Symptom:    "the driver waits out its deadline for a completion that should have woken it",
 		Scenario:   "hunt-jobs",
 		Options:    map[string]string{"irq": "on"},
-		Candidates: []quirk.Quirk{quirk.VectorLeftMasked, quirk.SkipBusMaster, quirk.MSIBeforeCompletion},
+		Candidates: []quirk.Quirk{quirk.VectorLeftMasked, quirk.SkipBusMaster},
 		Params:     []Param{option("size", "4", "8", "16"), option("batch", "2", "4"), option("len", "64", "256"), option("jobs", "8", "16")},
 		Shows:      waitedInVain,
 	},
@@ -109,7 +109,7 @@ var catalogue = []*Hunt{
 			`Which size it stops at does not change from run to run.`,
 		Symptom:    "one copy of the sweep never completes, after at least one has",
 		Scenario:   "hunt-sweep",
-		Candidates: []quirk.Quirk{quirk.DrainThenAck, quirk.NoCQHead, quirk.NoPhaseFlip},
+		Candidates: []quirk.Quirk{quirk.DrainThenAck, quirk.NoCQHead, quirk.NoPhaseFlip, quirk.AckWithoutReadback},
 		Params:     []Param{option("from", "896", "960", "1024"), option("step", "8", "16", "24", "32")},
 		Shows:      sweepStalled,
 	},
@@ -117,12 +117,12 @@ var catalogue = []*Hunt{
 		Number: 7, Title: "The kernel log names a request nobody sent",
 		Story: `dmesg fills with "completion for unknown req_id", and soon after a copy never completes. ` +
 			`The req_id in the message is one the driver never handed out, or one already done. ` +
-			`Several copies are queued behind each doorbell; the driver polls.`,
+			`Several copies are queued behind each doorbell, all of them through the IOMMU; the driver polls.`,
 		Symptom:    "the kernel log has a completion for a req_id no request in flight has",
 		Scenario:   "hunt-jobs",
-		Options:    map[string]string{"len": "64"},
+		Options:    map[string]string{"len": "64", "iommu": "on"},
 		Candidates: []quirk.Quirk{quirk.PhaseFirst, quirk.BodyBeforePhase, quirk.ReqIDReuse},
-		Params:     []Param{option("size", "4", "8", "16"), option("batch", "2", "4", "8"), option("jobs", "8", "16"), option("iommu", "off", "on")},
+		Params:     []Param{option("size", "4", "8", "16"), option("batch", "2", "4", "8"), option("jobs", "8", "16", "32")},
 		Shows:      unknownReqID,
 	},
 	{
@@ -255,7 +255,7 @@ var catalogue = []*Hunt{
 			`expected to, and the job is still waiting when the driver gives up.`,
 		Symptom:    "a job of the tour never completes",
 		Scenario:   "interrupts",
-		Candidates: []quirk.Quirk{quirk.VectorLeftMasked, quirk.DrainThenAck},
+		Candidates: []quirk.Quirk{quirk.VectorLeftMasked, quirk.DrainThenAck, quirk.AckWithoutReadback},
 		Params:     []Param{cost("device_command", 50, 100, 150), cost("mmio_read", 800, 1000, 1200)},
 		Shows:      neverCompleted,
 	},
@@ -269,5 +269,18 @@ var catalogue = []*Hunt{
 		Candidates: []quirk.Quirk{quirk.NoPhaseFlip, quirk.NoCQHead, quirk.DoorbellOutOfRange},
 		Params:     []Param{dmaRead, dmaWrite, link},
 		Shows:      lostAfterReset,
+	},
+	{
+		Number: 21, Title: "The interrupt comes, and the queue is empty",
+		Story: `Bring-up firmware, with no operating system, polls for a copy or two to check the path, then ` +
+			`turns to interrupts: it queues one copy, sleeps until the completion vector fires, looks at the ` +
+			`completion queue and acknowledges. The first interrupt comes on time and the queue holds nothing new; ` +
+			`no other interrupt comes, and when the firmware gives up, a last look finds the copy done after all. ` +
+			`Its author points at the datasheet: the completion is written before the interrupt is sent.`,
+		Symptom:    "an interrupt wakes the firmware, the completion queue has nothing new, and no other interrupt comes",
+		Scenario:   "hunt-firmware",
+		Candidates: []quirk.Quirk{quirk.MSIBeforeCompletion},
+		Params:     []Param{option("polled", "1", "2", "3"), option("len", "64", "256", "1024"), dmaRead, dmaWrite},
+		Shows:      wokenToNothing,
 	},
 }

@@ -1,7 +1,6 @@
 package hunt
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -90,12 +89,8 @@ func TestCatalogueIsWellFormed(t *testing.T) {
 	}
 }
 
-// allVariants makes TestEverySymptomShowsInEveryVariant run every variant of
-// every hunt, not a sample: go test ./sacc/hunt -all (a minute or so).
-var allVariants = flag.Bool("all", false, "check every variant of every hunt, not a sample")
-
 // combos is the combinations of a hunt's parameters to check, each as the
-// variant index of its first candidate: with -all every one; otherwise a
+// variant index of its first candidate: with all, every one; otherwise a
 // sample in which every value of every parameter appears at least once, the
 // same sample on every run.
 func combos(h *Hunt, all bool) []uint64 {
@@ -133,16 +128,17 @@ func combos(h *Hunt, all bool) []uint64 {
 }
 
 // TestEverySymptomShowsInEveryVariant runs every candidate of every hunt with
-// a sample of the combinations of the hunt's parameters (with -all, every one), and checks
-// that the run with the bug parts from the run without it at an event of its
-// own, that the hunt's symptom shows with the bug, that it does not show without
-// it, and that nothing the run says names a bug of the catalog.
+// every combination of the hunt's parameters (a few seconds on one core; with
+// -short, a sample), and checks that the run with the bug parts from the run
+// without it at an event of its own, that the hunt's symptom shows with the
+// bug, that it does not show without it, and that nothing the run says names a
+// bug of the catalog.
 func TestEverySymptomShowsInEveryVariant(t *testing.T) {
 	names := quirkNames()
 	for _, h := range Catalogue() {
 		t.Run(fmt.Sprint(h.Number), func(t *testing.T) {
 			t.Parallel()
-			for _, first := range combos(h, *allVariants) {
+			for _, first := range combos(h, !testing.Short()) {
 				base := h.At(first)
 				without, err := base.Run(false)
 				if err != nil {

@@ -15,6 +15,18 @@
 // Nothing here is secret from someone who has the key and this source: they can
 // compute any variant. The hunts teach; they are not an exam that resists a
 // determined learner.
+//
+// A grader, local or a course's server, needs four calls, and keeps the key
+// and the learners' records itself:
+//
+//	h, err := hunt.Lookup(n)                  // an *InputError for a hunt that does not exist
+//	v := h.For(key, learner)                  // the learner's variant
+//	s, err := hunt.ParseSubmission(bug, ev)   // what the learner typed; an *InputError costs nothing
+//	vd, err := v.Grade(s)                     // replays both runs; vd.Solved(), vd.Message(s)
+//
+// and v.Answer() is the expected answer, for instructors (Answer.Judge grades
+// against one worked out before). Scoring — what a hunt is worth, what a wrong
+// answer costs — belongs to the workbook, not to this package.
 package hunt
 
 import (
@@ -439,10 +451,13 @@ func (v Variant) Grade(s Submission) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	return judge(a, s), nil
+	return a.Judge(s), nil
 }
 
-func judge(a Answer, s Submission) Verdict {
+// Judge checks both parts of a submission against the answer, without running
+// anything: for a grader that has worked out a variant's answer once (with
+// Variant.Answer) and grades many submissions against it.
+func (a Answer) Judge(s Submission) Verdict {
 	vd := Verdict{BugRight: s.Bug == a.Bug, Answer: a}
 	switch {
 	case s.Event < a.Seq:

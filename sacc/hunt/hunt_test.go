@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"maps"
 	"regexp"
@@ -59,7 +60,8 @@ func TestDigestSeparatesItsInputs(t *testing.T) {
 
 // TestVariantSpread: over 100 learner ids, each hunt hands out many different
 // variants, and every candidate of a hunt is somebody's bug. The figures are
-// logged (go test -v -run Spread).
+// logged (go test -v -run Spread -answers prints how many distinct answers
+// they have as well, which takes half a minute).
 func TestVariantSpread(t *testing.T) {
 	const learners = 100
 	for _, h := range Catalogue() {
@@ -70,7 +72,11 @@ func TestVariantSpread(t *testing.T) {
 			bugs[v.Bug]++
 		}
 		space := h.Space()
-		t.Logf("hunt %2d: %3d variants in all; 100 learners got %3d distinct, bugs %v", h.Number, space, len(variants), spread(h, bugs))
+		answers := ""
+		if *countAnswers {
+			answers = fmt.Sprintf("; %d distinct answers", distinctAnswers(t, h, variants))
+		}
+		t.Logf("hunt %2d: %3d variants in all; 100 learners got %3d distinct%s, bugs %v", h.Number, space, len(variants), answers, spread(h, bugs))
 		if want := min(space, learners) / 2; uint64(len(variants)) < want {
 			t.Errorf("hunt %d: %d distinct variants for 100 learners, want at least %d", h.Number, len(variants), want)
 		}
@@ -80,6 +86,24 @@ func TestVariantSpread(t *testing.T) {
 			}
 		}
 	}
+}
+
+var countAnswers = flag.Bool("answers", false, "TestVariantSpread: count the distinct answers of the variants too")
+
+// distinctAnswers is how many different answers (bug and event) the variants
+// have: two variants that differ only in timing may share one, and then two
+// learners could share it too.
+func distinctAnswers(t *testing.T, h *Hunt, variants map[uint64]int) int {
+	t.Helper()
+	seen := map[Submission]bool{}
+	for i := range variants {
+		a, err := h.At(i).Answer()
+		if err != nil {
+			t.Fatalf("hunt %d variant %d: %v", h.Number, i, err)
+		}
+		seen[Submission{Bug: a.Bug, Event: a.Seq}] = true
+	}
+	return len(seen)
 }
 
 func spread(h *Hunt, bugs map[quirk.Quirk]int) string {
@@ -106,7 +130,7 @@ func TestGrading(t *testing.T) {
 				t.Fatalf("answer %+v for bug %s", a, v.Bug)
 			}
 			right := Submission{Bug: a.Bug, Event: a.Seq}
-			if vd := judge(a, right); !vd.Solved() || !strings.HasPrefix(vd.Message(right), "Right") {
+			if vd := a.Judge(right); !vd.Solved() || !strings.HasPrefix(vd.Message(right), "Right") {
 				t.Errorf("the answer is refused: %+v %q", vd, vd.Message(right))
 			}
 			wrongBug := quirk.PhaseFirst
@@ -128,7 +152,7 @@ func TestGrading(t *testing.T) {
 				if c.s.Event == 0 {
 					continue // the answer is event 1: nothing is earlier
 				}
-				vd := judge(a, c.s)
+				vd := a.Judge(c.s)
 				msg := vd.Message(c.s)
 				if vd.Solved() || vd.BugRight != c.bugRight || vd.Event != c.event || !strings.Contains(msg, c.says) {
 					t.Errorf("%+v: verdict %+v, %q", c.s, vd, msg)

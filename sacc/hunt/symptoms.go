@@ -120,3 +120,9 @@ func lostAfterReset(o *Outcome) bool {
 	m := nopsAfterRecovery.FindStringSubmatch(o.Log)
 	return m != nil && m[1] != "10"
 }
+
+// wokenToNothing: an interrupt woke the firmware, the completion queue had
+// nothing new, and the firmware slept out its deadline.
+func wokenToNothing(o *Outcome) bool {
+	return o.Says(scenario.HuntNothingNew) && o.Says(scenario.HuntNoCompletion)
+}

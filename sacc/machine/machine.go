@@ -328,15 +328,24 @@ func (m *Machine) Write(addr uint64, size int, v uint64) {
 
 // PostWrite is a CPU write issued as a PCIe posted write: a write to the device's
 // BARs reaches the device one mmio_write latency after it is issued, behind every
-// earlier posted write, and its register write event is the device's, at landing.
+// earlier posted write, and its register write event is the device's, at landing;
+// the issue is the detail event cpu_mmio_write.
 // Every other write (RAM, configuration space, which is non-posted, the IOMMU's
 // registers in the root complex, the interrupt window) takes effect at once, as
 // Write does.
 func (m *Machine) PostWrite(addr uint64, size int, v uint64) {
-	if r, _ := m.decodeAccess(addr, size); r != RegionBAR0 && r != RegionBAR1 {
+	r, off := m.decodeAccess(addr, size)
+	if r != RegionBAR0 && r != RegionBAR1 {
 		m.Write(addr, size, v)
 		return
 	}
+	// The issue is where program order is decided: cpu_mmio_write shows what was
+	// and was not visible when the CPU let the write go (§7.4).
+	bar := uint64(0)
+	if r == RegionBAR1 {
+		bar = 1
+	}
+	m.trace.EmitCPUMMIOWrite(bar, off, uint64(size), v)
 	at := m.sim.Now() + m.cost.MMIOWrite
 	if n := len(m.posted); n > 0 && m.posted[n-1].at > at {
 		at = m.posted[n-1].at // in order, whatever the cost model does mid-run

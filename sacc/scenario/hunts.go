@@ -8,11 +8,13 @@ import (
 	"strings"
 
 	"github.com/saccbook/saccbook/sacc"
+	"github.com/saccbook/saccbook/sacc/baremetal"
 	"github.com/saccbook/saccbook/sacc/driver"
 	"github.com/saccbook/saccbook/sacc/host"
 	"github.com/saccbook/saccbook/sacc/kernel"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/quirk"
+	"github.com/saccbook/saccbook/sacc/sim"
 )
 
 // The bug hunts' own scenarios (package sacc/hunt runs them with one secret quirk
@@ -233,7 +235,7 @@ var _ = register(Scenario{Name: "hunt-sweep",
 		{Name: "from", Doc: "bytes in the first copy", Default: "960", Values: values("896", "960", "1024")},
 		{Name: "step", Doc: "bytes added from one copy to the next", Default: "16", Values: values("8", "16", "24", "32")},
 	},
-	Quirks: []quirk.Quirk{quirk.DrainThenAck, quirk.NoCQHead, quirk.NoPhaseFlip},
+	Quirks: []quirk.Quirk{quirk.DrainThenAck, quirk.AckWithoutReadback, quirk.NoCQHead, quirk.NoPhaseFlip},
 	Run:    HuntSweep})
 
 // huntSweepSpan is how far a sweep goes past its first size.
@@ -509,4 +511,129 @@ func HuntTenant(m *machine.Machine, env *Env) error {
 		copyOnce(i)
 	}
 	return app.Close(fd)
+}
+
+var _ = register(Scenario{Name: "hunt-firmware",
+	Summary: "bare metal: copies polled for, then copies one at a time, each waited for by sleeping until its interrupt and then looking at the completion queue",
+	Options: []Option{
+		{Name: "polled", Doc: "copies polled for before the firmware turns to interrupts", Default: "2", Values: values("1", "2", "3")},
+		{Name: "len", Doc: "bytes in each copy", Default: "256", Values: values("64", "256", "1024")},
+	},
+	Quirks: []quirk.Quirk{quirk.MSIBeforeCompletion},
+	Run:    HuntFirmware})
+
+// HuntNothingNew is said of an interrupt after which the completion queue held
+// nothing new.
+const HuntNothingNew = "nothing new in the completion queue"
+
+// Bare-metal bring-up of hunt-firmware: the completion vector's message and
+// how many copies it waits for by interrupt.
+const (
+	huntFirmwareMSI   = 0x41
+	huntFirmwareIRQs  = 4
+	huntFirmwareSleep = 20_000 // ns the firmware sleeps for one interrupt before it gives up
+)
+
+// HuntFirmware is bring-up firmware with no operating system. It checks the
+// path by polling for a few copies, then turns to interrupts: one copy at a
+// time, it sleeps until the completion vector fires, looks at the completion
+// queue at once, and acknowledges the interrupt. With one copy in flight,
+// looking before acknowledging loses nothing: no other completion can come in
+// between. Looking at once is right because the device writes the completion
+// before it sends the interrupt, and PCIe keeps the two posted writes in order
+// (SACC §9; PCIe Base Specification §2.4.1).
+func HuntFirmware(m *machine.Machine, env *Env) error {
+	s, _ := Find("hunt-firmware")
+	polled, err := huntOption(env, s, "polled")
+	if err != nil {
+		return err
+	}
+	n, err := huntOption(env, s, "len")
+	if err != nil {
+		return err
+	}
+	h, err := baremetal.Enumerate(m)
+	if err != nil {
+		return err
+	}
+	h.EnableMSIX(sacc.MSIXVectorComplete, sacc.IntWindowBase, huntFirmwareMSI)
+	if err := h.Start(baremetal.SQAddr, 8, baremetal.CQAddr, 8); err != nil {
+		return err
+	}
+	log := env.Log
+	fmt.Fprintf(log, "firmware: device up, 8-entry rings; %d copies polled for, then %d by interrupt, %d bytes each\n", polled, huntFirmwareIRQs, n)
+	vector := sacc.MSIVector(huntFirmwareMSI)
+	src, dst := uint64(baremetal.DataAddr), uint64(baremetal.DataAddr+0x1000)
+	woken, empty := 0, 0
+	for i := 1; i <= polled+huntFirmwareIRQs; i++ {
+		want := byte(0x10 + i)
+		m.Fill(src, uint64(n), want)
+		m.Fill(dst, uint64(n), 0)
+		d := sacc.Descriptor{Src: src, Dst: dst, Length: uint32(n), Opcode: sacc.OpMEMCPY, ReqID: uint32(i)}
+		byIRQ := i > polled
+		if byIRQ {
+			d.Flags = sacc.FlagInterrupt
+		}
+		h.Put(d)
+		rung := m.Now()
+		h.Ring()
+		var c sacc.Completion
+		if !byIRQ {
+			if c, err = h.Wait(huntTimeout); err != nil {
+				fmt.Fprintf(log, "copy %d (polled): %v\n", i, err)
+				break
+			}
+		} else {
+			var ok bool
+			for !ok {
+				if !huntSleep(m, vector, huntFirmwareSleep) {
+					break
+				}
+				woken++
+				c, ok = h.Poll()
+				h.SetReg(sacc.RegIRQAck, sacc.IRQCompletion)
+				if !ok {
+					empty++
+					fmt.Fprintf(log, "copy %d: woken by an interrupt %d ns after the doorbell, and "+HuntNothingNew+"\n", i, m.Now()-rung)
+				}
+			}
+			if !ok {
+				last := "a last look finds nothing either"
+				if late, found := h.Poll(); found {
+					last = fmt.Sprintf("a last look finds req_id %#x in the queue, status %v", late.ReqID, late.Status)
+				}
+				fmt.Fprintf(log, "copy %d: "+HuntNoCompletion+" %d ns of sleep: no interrupt came; %s\n", i, huntFirmwareSleep, last)
+				break
+			}
+		}
+		got := m.Read(dst, 1)
+		how := map[bool]string{false: "polled", true: "by interrupt"}[byIRQ]
+		if c.ReqID != d.ReqID || c.Status != sacc.StatusOK || got != uint64(want) {
+			fmt.Fprintf(log, "copy %d (%s): req_id %#x status %v, first byte %#02x, want %#02x\n", i, how, c.ReqID, c.Status, got, want)
+			break
+		}
+		fmt.Fprintf(log, "copy %d (%s): right, %d ns after the doorbell\n", i, how, m.Now()-rung)
+	}
+	for m.Step() {
+	}
+	fmt.Fprintf(log, "firmware: interrupts taken: %d, of them with the queue empty: %d; messages on vector %#x: %d\n",
+		woken, empty, vector, m.Interrupts().Count(vector))
+	return nil
+}
+
+// huntSleep is firmware waiting for an interrupt: the machine runs until
+// vector v has a message pending, which the firmware takes; false if limit
+// nanoseconds pass first.
+func huntSleep(m *machine.Machine, v uint8, limit uint64) bool {
+	deadline := m.Now() + sim.Time(limit)
+	for !m.Interrupts().Pending(v) {
+		t, ok := m.Sim().Next()
+		if !ok || t > deadline {
+			m.RunUntil(deadline)
+			return false
+		}
+		m.Step()
+	}
+	m.Interrupts().Take()
+	return true
 }

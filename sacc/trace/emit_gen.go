@@ -22,6 +22,11 @@ func (t *Tracer) EmitCPUStoreCached(addr, size, val uint64) {
 	t.emit(CPUStoreCached, addr, size, val, 0)
 }
 
+// EmitCPUMMIOWrite records cpu_mmio_write: CPU issues a posted write to a device BAR (it lands at the device later).
+func (t *Tracer) EmitCPUMMIOWrite(bar, off, size, val uint64) {
+	t.emit(CPUMMIOWrite, bar, off, size, val)
+}
+
 // EmitPortIn records pio_read: CPU port input.
 func (t *Tracer) EmitPortIn(port, size, val uint64) {
 	t.emit(PortIn, port, size, val, 0)

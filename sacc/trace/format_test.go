@@ -330,7 +330,7 @@ func TestTextLeavesOutDetails(t *testing.T) {
 		}
 	}
 	for _, k := range trace.Kinds() {
-		if k.Detail() != (k == trace.CPUStore || k == trace.CPUStoreCached || k == trace.IOMMUWalk) {
+		if k.Detail() != (k == trace.CPUStore || k == trace.CPUStoreCached || k == trace.CPUMMIOWrite || k == trace.IOMMUWalk) {
 			t.Errorf("%s: Detail() = %v", k, k.Detail())
 		}
 	}

@@ -74,6 +74,7 @@ const (
 	CPUWrite
 	CPUStore
 	CPUStoreCached
+	CPUMMIOWrite
 	PortIn
 	PortOut
 
@@ -154,8 +155,14 @@ var kinds = [numKinds]KindInfo{
 	// On a non-coherent CPU a drained store can land in a dirty cache line instead
 	// of memory: no cpu_write follows until the line is cleaned. A detail kind.
 	CPUStoreCached: {"cpu_store_cached", SideCPU, "a buffered store drains into a dirty cache line, which DMA does not see", []Arg{{"addr", Hex}, {"size", Dec}, {"val", Hex}}},
-	PortIn:         {"pio_read", SideCPU, "CPU port input", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
-	PortOut:        {"pio_write", SideCPU, "CPU port output", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
+	// A CPU write to a device BAR is posted (PCIe): the CPU issues it and moves on,
+	// and the device's sacc_reg_write is the moment it lands, mmio_write later.
+	// cpu_mmio_write is the moment of issue, where program order is decided: a
+	// store still in the store buffer here was not ordered before this write,
+	// whatever drains it later. bar and off say which register. A detail kind.
+	CPUMMIOWrite: {"cpu_mmio_write", SideCPU, "CPU issues a posted write to a device BAR (it lands at the device later)", []Arg{{"bar", Dec}, {"off", Hex}, {"size", Dec}, {"val", Hex}}},
+	PortIn:       {"pio_read", SideCPU, "CPU port input", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
+	PortOut:      {"pio_write", SideCPU, "CPU port output", []Arg{{"port", Hex}, {"size", Dec}, {"val", Hex}}},
 
 	GuestError:  {"guest_error", SideBus, "an access the platform or device does not accept", []Arg{{"addr", Hex}, {"size", Dec}, {"reason", GuestReason}, {"val", Hex}}},
 	ConfigRead:  {"pci_cfg_read", SideBus, "configuration space read", []Arg{{"dev", BDF}, {"reg", Hex}, {"size", Dec}, {"val", Hex}}},
@@ -235,15 +242,16 @@ func (k Kind) Info() KindInfo {
 func (k Kind) String() string { return k.Info().Name }
 
 // Detail reports whether k is a detail kind: one of the fine-grained steps (a
-// store entering the store buffer, a level of a page walk) that every sink
-// receives and the browser draws, but that the text trace leaves out unless a
-// TextWriter is asked for them (saccbook run --details). Every driver store
-// would otherwise print twice, once entering the buffer and once landing, and
-// every IOTLB miss five times. The monitor's step and trace on print every
+// store entering the store buffer, a posted write leaving the CPU, a level of a
+// page walk) that every sink receives and the browser draws, but that the text
+// trace leaves out unless a TextWriter is asked for them (saccbook run
+// --details). Every driver store would otherwise print twice, once entering the
+// buffer and once landing, every doorbell twice, once issued and once landed,
+// and every IOTLB miss five times. The monitor's step and trace on print every
 // event, details included: each is one step of the run.
 func (k Kind) Detail() bool {
 	switch k {
-	case CPUStore, CPUStoreCached, IOMMUWalk:
+	case CPUStore, CPUStoreCached, CPUMMIOWrite, IOMMUWalk:
 		return true
 	}
 	return false

@@ -17,9 +17,9 @@
 //     phase field (offset sacc.CplPhaseOff) equals Phase, which starts at 1 and
 //     flips each time Head wraps to 0; the device writes the phase last;
 //   - on arm64 stores drain in any order, and a load may be performed before an
-//     earlier one, unless a barrier orders them. This machine's store to the
-//     doorbell page happens to wait for the store buffer, but arm64 makes no
-//     such promise for device memory: the write barrier is the driver's;
+//     earlier one, unless a barrier orders them. The store to the doorbell
+//     page is a posted write to device memory, and on arm64 it does not wait
+//     for the store buffer: the write barrier is the driver's;
 //   - CQ_HEAD_DB takes the slot the driver will read next; without it the device
 //     sees a full CQ after Size − 1 completions and stops (§7.3).
 //

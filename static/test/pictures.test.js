@@ -7,7 +7,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { ds, first, job, phases } from "./fixtures.js";
-import { cqEntryState, expectedPhase, stateAt, Timeline } from "../state.js";
+import { cqEntryState, expectedPhase, fold, initialState, stateAt, Timeline } from "../state.js";
 import * as cpu from "../views/cpu.js";
 import * as iommu from "../views/iommu.js";
 import * as bypass from "../views/bypass.js";
@@ -238,4 +238,32 @@ test("job: a bulk store leaves the descriptor's contents to the fetch, and the p
       ring.picture(st, ev, pos, ds, { id: "t-", wide, anim: false });
     }
   }
+});
+
+test("store buffer: a doorbell issued while its descriptor's stores wait overtakes them, even if a barrier drains them before it lands", () => {
+  const run = (storeLandsFirst) => {
+    const st = initialState();
+    let seq = 0;
+    const ev = (kind, args, text = "") => fold(st, { seq: ++seq, t: seq, kind, side: "cpu", args, text }, ds);
+    ev("sacc_reg_write", { reg: 0x10, size: 8, val: 0x100000 }, "reg=SQ_BASE size=8 val=0x100000");
+    ev("sacc_reg_write", { reg: 0x18, size: 4, val: 4 }, "reg=SQ_SIZE size=4 val=0x4");
+    ev("cpu_store", { addr: 0x100000, size: 8, val: 1, pending: 1 }, "addr=0x100000 size=8 val=0x1 pending=1");
+    if (storeLandsFirst) ev("cpu_write", { addr: 0x100000, size: 8, val: 1 }, "addr=0x100000 size=8 val=0x1");
+    ev("cpu_mmio_write", { bar: 0, off: 0x1000, size: 4, val: 1 }, "bar=0 off=0x1000 size=4 val=0x1");
+    if (!storeLandsFirst) {
+      // the barrier after the doorbell: it drains the store before the posted doorbell lands
+      ev("cpu_write", { addr: 0x100000, size: 8, val: 1 }, "addr=0x100000 size=8 val=0x1");
+      ev("cpu_barrier", { op: 1, drained: 1 }, "op=wmb drained=1");
+    }
+    assert.equal(st.sb.pending.length, 0, "nothing is waiting when the doorbell lands");
+    ev("sacc_reg_write", { reg: 0x1000, size: 4, val: 1 }, "reg=SQ_TAIL size=4 val=0x1");
+    ev("sacc_doorbell", { sq_tail: 1, sq_head: 0 }, "sq_tail=1 sq_head=0");
+    return st;
+  };
+  const late = run(false);
+  assert.deepEqual(late.sb.overtakes.map((o) => o.slots), [[{ slot: 0, stores: 1 }]], "the store was still buffered at the issue");
+  assert.equal(late.sq[0].overtaken, true);
+  const ordered = run(true);
+  assert.equal(ordered.sb.overtakes.length, 0, "the store landed before the doorbell was issued");
+  assert.equal(ordered.sq[0].overtaken, false);
 });

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/saccbook/saccbook/sacc"
 	"github.com/saccbook/saccbook/sacc/machine"
 	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/sacc/trace"
@@ -48,6 +49,21 @@ func nthSeq(evs []trace.Event, k trace.Kind, n int) int {
 		}
 	}
 	return 0
+}
+
+// issueOfFirstDoorbell is the moment the CPU issued the first doorbell
+// (cpu_mmio_write of SQ_TAIL), before it landed at the device.
+func issueOfFirstDoorbell(evs []trace.Event) int {
+	issue := 0
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == trace.CPUMMIOWrite && ev.Args[0] == 0 && ev.Args[1] == sacc.RegSQTail:
+			issue = int(ev.Seq)
+		case ev.Kind == trace.Doorbell:
+			return issue
+		}
+	}
+	return issue
 }
 
 // seekIn moves the i-th widget of the page to pos and waits for it to show it.
@@ -326,6 +342,7 @@ func TestPicturesForTheEye(t *testing.T) {
 		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "cpu", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 1) }, "chapter07-storebuffer"},
 		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "ring", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 1) }, "chapter07-ring"},
 		{"07-ordering-and-coherency", 0, "barriers", nil, "cpu", func(e []trace.Event) int { return nthSeq(e, trace.Doorbell, 1) - 1 }, "chapter07-wmb"},
+		{"07-ordering-and-coherency", 1, "barriers", map[string]string{"cpu": "arm64", "wmb": "off"}, "cpu", issueOfFirstDoorbell, "chapter07-issue"},
 		{"07-ordering-and-coherency", 2, "dma-sync", nil, "cpu", func(e []trace.Event) int { return nthSeq(e, trace.CPUStoreCached, 6) }, "chapter07-cache"},
 		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nthSeq(e, trace.IOMMUFault, 1) }, "chapter09-fault"},
 		{"09-the-iommu", 0, "iommu", nil, "iommu", func(e []trace.Event) int { return nthSeq(e, trace.IOMMUInvalidate, 3) - 1 }, "chapter09-stale"},

@@ -77,17 +77,18 @@ func TestHelloHunt(t *testing.T) {
 }
 
 // TestHelloHuntRefusesCompanions: a hunt comes alone — a scenario, a seed,
-// options or quirks with it are refused, as are hunts that do not exist and a
+// options, quirks or a profile with it are refused, as are hunts that do not exist and a
 // server that has none; the socket goes on after each.
 func TestHelloHuntRefusesCompanions(t *testing.T) {
 	s := huntServer(t)
 	c := s.dial(t, "/ws/session", dialOpt{})
 	defer c.close()
 	for _, tc := range []struct{ in, want string }{
-		{`{"type":"hello","v":1,"hunt":3,"quirks":["no-cq-head"]}`, "no scenario, seed, options or quirks"},
-		{`{"type":"hello","v":1,"hunt":3,"scenario":"rings"}`, "no scenario, seed, options or quirks"},
-		{`{"type":"hello","v":1,"hunt":3,"seed":4}`, "no scenario, seed, options or quirks"},
-		{`{"type":"hello","v":1,"hunt":3,"options":{"size":"4"}}`, "no scenario, seed, options or quirks"},
+		{`{"type":"hello","v":1,"hunt":3,"quirks":["no-cq-head"]}`, "no scenario, seed, options, quirks or profile"},
+		{`{"type":"hello","v":1,"hunt":3,"scenario":"rings"}`, "no scenario, seed, options, quirks or profile"},
+		{`{"type":"hello","v":1,"hunt":3,"seed":4}`, "no scenario, seed, options, quirks or profile"},
+		{`{"type":"hello","v":1,"hunt":3,"options":{"size":"4"}}`, "no scenario, seed, options, quirks or profile"},
+		{`{"type":"hello","v":1,"hunt":3,"profile":"upstream-v0.1"}`, "no scenario, seed, options, quirks or profile"},
 		{`{"type":"hello","v":1,"hunt":99}`, "no hunt 99"},
 		{`{"type":"hello","v":1,"hunt":0}`, "from 1"},
 		{`{"type":"hello","v":1,"hunt":"3"}`, "hunt: want a hunt's number"},

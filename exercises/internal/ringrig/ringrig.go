@@ -169,10 +169,32 @@ func Doorbells(events []trace.Event) []trace.Event {
 	return out
 }
 
-// LateStores checks §7.4 in the trace: every CPU store into the n SQ slots from
-// slot first (wrapping at size) of the ring at sq must have landed in memory
-// before the first doorbell among events. It returns the stores into those slots
-// that landed after it, and the doorbell; ok is false if there was no doorbell.
+// IssuedDoorbells are the SQ_TAIL writes among events as the CPU issued them
+// (cpu_mmio_write): the moment program order is decided. Each lands at the
+// device, as a Doorbells event, one posted-write latency later.
+func IssuedDoorbells(events []trace.Event) []trace.Event {
+	var out []trace.Event
+	for _, ev := range events {
+		if isDoorbellIssue(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func isDoorbellIssue(ev trace.Event) bool {
+	return ev.Kind == trace.CPUMMIOWrite && ev.Args[0] == 0 && ev.Args[1] == sacc.RegSQTail
+}
+
+// LateStores checks §7.4 in the trace, where the CPU issues the doorbell: every
+// CPU store into the n SQ slots from slot first (wrapping at size) of the ring
+// at sq must have landed in memory before the first doorbell among events left
+// the CPU. The doorbell is a posted write: it reaches the device a little later,
+// and whatever drains the store buffer meanwhile (a barrier after the doorbell,
+// the buffer's own draining) lands the stores before it by luck, not by order.
+// So a store still in the store buffer when the doorbell is issued, or made
+// after it, is late. It returns the stores into those slots that landed after
+// the issue, and the issued doorbell; ok is false if there was no doorbell.
 func LateStores(events []trace.Event, sq uint64, size, first, n uint32) (late []trace.Event, doorbell trace.Event, ok bool) {
 	in := func(addr uint64) bool {
 		for i := range n {
@@ -185,9 +207,9 @@ func LateStores(events []trace.Event, sq uint64, size, first, n uint32) (late []
 	}
 	for _, ev := range events {
 		switch {
-		case !ok && ev.Kind == trace.RegWrite && ev.Args[0] == sacc.RegSQTail:
+		case !ok && isDoorbellIssue(ev):
 			doorbell, ok = ev, true
-		case ok && ev.Kind == trace.CPUWrite && in(ev.Args[0]):
+		case ok && (ev.Kind == trace.CPUWrite || ev.Kind == trace.CPUStoreCached) && in(ev.Args[0]):
 			late = append(late, ev)
 		}
 	}
