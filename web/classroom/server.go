@@ -378,9 +378,12 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int) {
 	s.render(w, code, "denied.html", pageData{Title: http.StatusText(code), Message: msg})
 }
 
+// cookie is a session cookie. Lax, not Strict: a student who follows a link
+// to the class from a mail or a chat arrives with their session; a page on
+// another site still cannot post with it.
 func (s *Server) cookie(name, value string) *http.Cookie {
 	return &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: s.cfg.Secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: 180 * 24 * 3600}
+		SameSite: http.SameSiteLaxMode, MaxAge: 180 * 24 * 3600}
 }
 
 // setHeaders are the book's security headers, for the classroom's own pages
