@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -76,6 +77,11 @@ CREATE TABLE IF NOT EXISTS shares (
 // OpenStore opens (or makes) the course database in dir.
 func OpenStore(dir string) (*Store, error) {
 	path := filepath.Join(dir, "course.db")
+	// The roster holds the sessions' hashes: the instructor's alone to read
+	// (SQLite gives its journal files the database's mode).
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
 	// WAL lets the dashboard read while reports are written; NORMAL
 	// synchronous is durable across a crash of the server (not of the
 	// machine's power), which is what a restart needs; the busy timeout makes
