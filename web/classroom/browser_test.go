@@ -230,6 +230,27 @@ func TestBroadcastInBrowsers(t *testing.T) {
 	}
 	follows("the new scenario", tabs...)
 
+	// A student shares a run from the browser; the instructor opens it where
+	// it failed.
+	rec := filepath.Join(t.TempDir(), "01-find-device.json")
+	if err := os.WriteFile(rec, []byte(`{"exercise":"01-find-device","tests":[{"name":"TestScan","failed":true}],"test":"TestScan","failed":true,`+
+		`"message":"no device","fail_seq":2,"events":[{"seq":1,"t":0,"kind":"pci_cfg_read","side":"bus","args":{"dev":0,"reg":0,"size":4,"val":4294967295},"text":"x"},`+
+		`{"seq":2,"t":5,"kind":"pci_cfg_read","side":"bus","args":{"dev":0,"reg":0,"size":4,"val":4294967295},"text":"y"},`+
+		`{"seq":3,"t":9,"kind":"pci_cfg_read","side":"bus","args":{"dev":0,"reg":0,"size":4,"val":4294967295},"text":"z"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	act(t, tabs[0], "share a run", chromedp.Navigate(c.ts.URL+"/share"),
+		chromedp.WaitVisible(chromedp.CSS(`#class-run`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#class-run`), []string{rec}),
+		chromedp.Click(chromedp.CSS(`.class-share button`)))
+	until(t, tabs[0], "shared", `document.querySelector("[data-role=share]").dataset.shared === "true"`)
+	snap(t, tabs[0], "classroom-share-1280")
+	act(t, teacher, "the shared run from the dashboard", chromedp.Navigate(c.ts.URL+"/class/"),
+		chromedp.Click(chromedp.CSS(`[data-role=shares] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`.sacc-widget [data-action="step"]`)))
+	until(t, teacher, "the shared run opens where it failed", `document.querySelector(".sacc-widget").dataset.run === "ended" && document.querySelector(".sacc-widget").dataset.seq === "2"`)
+	snap(t, teacher, "classroom-shared-run-1280")
+
 	// The dashboard, with a few students' work on it.
 	for i, name := range []string{"grace", "linus", "barbara"} {
 		e := c.join(name)

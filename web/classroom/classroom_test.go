@@ -167,6 +167,7 @@ func TestEveryRouteRefused(t *testing.T) {
 		{"GET", "/healthz", false, false},
 		{"GET", "/no/such/page", false, false},
 		{"GET", "/follow", false, false},
+		{"GET", "/share", false, false},
 		{"GET", "/class-assets/classroom.js", false, false},
 		{"GET", "/api/class/me", false, false},
 		{"POST", "/api/class/report", false, false},

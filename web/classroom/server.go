@@ -293,6 +293,7 @@ func (s *Server) routes() http.Handler {
 		r.Use(s.require(false))
 		r.Get("/class", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/class/", http.StatusFound) })
 		r.Get("/follow", s.servePage("follow.html", "Follow the lecture"))
+		r.Get("/share", s.servePage("share.html", "Share my run"))
 		r.Get("/class-assets/{name}", serveAsset)
 		r.Get("/ws/class/follow", s.socketed(s.cast.serveFollow))
 		r.Post("/api/class/report", s.serveReport)
@@ -443,6 +444,7 @@ type pageData struct {
 	Dashboard *Dashboard
 	Share     *Share
 	ShareBy   string
+	FailSeq   uint64 // where the shared run failed: its widget opens there
 	Shares    []ShareRow
 }
 
@@ -732,7 +734,12 @@ func (s *Server) serveShare(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "500 "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	id = id[:20]
+	// The id says whose exercise it is (the widget shows it as the run's
+	// name), when the exercise's name is a plain slug.
+	id = id[:16]
+	if strings.Trim(req.Exercise, "abcdefghijklmnopqrstuvwxyz0123456789-") == "" {
+		id = req.Exercise + "." + id
+	}
 	if err := s.store.AddShare(r.Context(), Share{ID: id, Student: st.ID, Exercise: req.Exercise, Record: req.Record, At: s.now()}); err != nil {
 		s.log.Error("classroom: share", "err", err)
 		http.Error(w, "500 the run was not recorded", http.StatusInternalServerError)
@@ -764,5 +771,9 @@ func (s *Server) serveSharedRun(w http.ResponseWriter, r *http.Request) {
 	if st, err := s.store.ByID(r.Context(), sh.Student); err == nil && st != nil {
 		by = st.Name
 	}
-	s.render(w, http.StatusOK, "run.html", pageData{Title: "Shared run of " + sh.Exercise, Share: sh, ShareBy: by})
+	d := pageData{Title: "Shared run of " + sh.Exercise, Share: sh, ShareBy: by}
+	if rec, err := recordingOf(sh.Exercise, sh.Record); err == nil {
+		d.FailSeq = rec.FailSeq
+	}
+	s.render(w, http.StatusOK, "run.html", d)
 }

@@ -147,11 +147,39 @@ async function follow(root) {
   setInterval(apply, TICK);
 }
 
+// ---- sharing a run
+
+function share(form) {
+  const input = form.querySelector("input[type=file]");
+  const stateEl = form.querySelector(".class-share-state");
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const file = input.files && input.files[0];
+    if (!file) return;
+    stateEl.textContent = "sending…";
+    try {
+      const record = JSON.parse(await file.text());
+      const r = await fetch("/api/class/share", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ exercise: record.exercise, record }),
+      });
+      const text = await r.text();
+      form.dataset.shared = r.ok ? "true" : "false";
+      stateEl.textContent = r.ok ? "Shared your run of " + record.exercise + " with the instructor." : "Not shared: " + text;
+    } catch (err) {
+      form.dataset.shared = "false";
+      stateEl.textContent = "Not shared: that file is not a recorded run (" + err.message + ")";
+    }
+  });
+}
+
 function start() {
   const d = document.querySelector("[data-role=dashboard]");
   if (d) dashboard(d);
   const l = document.querySelector("[data-role=lead]");
   if (l) lead(l).catch((e) => { l.querySelector(".class-lead-state").textContent = "could not start: " + e.message; });
+  const s = document.querySelector("[data-role=share]");
+  if (s) share(s);
   const f = document.querySelector("[data-role=follow]");
   if (f) follow(f).catch((e) => { f.querySelector(".class-follow-state").textContent = "could not start: " + e.message; });
 }
