@@ -21,8 +21,10 @@
 //   - reap() consumes every new completion in the CQ and returns how many; it
 //     may find nothing. It reads host memory only.
 //
-// This machine happens to deliver the acknowledgement at once, so the tests
-// look at the order in the trace as well as at what was lost.
+// On this machine the acknowledgement lands mmio_write ns after Handle issues
+// it (saccbook costs), so some copy lengths strand a completion and others do
+// not; the tests therefore check the order in which Handle issues its register
+// accesses and its looks at the CQ, as well as what was lost.
 //
 // The contract the tests hold Handle to (a NOP and a copy in one doorbell, for
 // many copy lengths, so that the copy's completion lands at every moment of
