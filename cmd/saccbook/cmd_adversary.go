@@ -75,6 +75,7 @@ func adversaryCommand() command {
 				if err != nil {
 					return err
 				}
+				rec.notes = e.stderr
 				if sub == "list" {
 					return adversaryList(e, rec)
 				}
@@ -101,8 +102,9 @@ func adversaryCommand() command {
 // record is where the adversary levels' progress goes: the workspace's
 // progress file, or nowhere when saccbook runs outside a workspace.
 type record struct {
-	root string // "" outside a workspace
-	now  func() time.Time
+	root  string // "" outside a workspace
+	now   func() time.Time
+	notes io.Writer // where a report to the class says it was not sent; nil: nowhere
 }
 
 // openRecord finds the workspace (root, or the one around the current
@@ -130,9 +132,10 @@ func openRecord(root string) (*record, error) {
 	return r, nil
 }
 
-// update changes the progress file in one step: load it as it is now (a hunt
-// may have been submitted meanwhile), change it, save it.
-func (r *record) update(change func(p *workbook.Progress)) error {
+// update changes level's record in one step: load the progress file as it is
+// now (a hunt may have been submitted meanwhile), change it, save it; then, if
+// the workspace has joined a class, report the level's record to it.
+func (r *record) update(level string, change func(p *workbook.Progress)) error {
 	if r.root == "" {
 		return nil
 	}
@@ -141,7 +144,15 @@ func (r *record) update(change func(p *workbook.Progress)) error {
 		return err
 	}
 	change(p)
-	return p.Save(r.root)
+	if err := p.Save(r.root); err != nil {
+		return err
+	}
+	notes := r.notes
+	if notes == nil {
+		notes = io.Discard
+	}
+	toClass(context.Background(), notes, r.root, adversaryReport(level, p.AdversaryOf(level), r.now()))
+	return nil
 }
 
 func (r *record) progress() (*workbook.Progress, error) {
@@ -215,7 +226,7 @@ func adversarySolve(e *env, rec *record, l *adversary.Level, bound int) error {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", wrap(l.Lesson, 80))
-	return rec.update(func(p *workbook.Progress) { p.RecordSolve(l.Name, !r.Broken() && r.Exhausted) })
+	return rec.update(l.Name, func(p *workbook.Progress) { p.RecordSolve(l.Name, !r.Broken() && r.Exhausted) })
 }
 
 func capitalize(s string) string {
@@ -273,7 +284,7 @@ func adversaryPlay(ctx context.Context, e *env, rec *record, l *adversary.Level,
 	v := l.ViewOf(&s, len(played))
 	fmt.Fprintf(w, "\n%s\n", v.Verdict)
 	fmt.Fprintf(w, "%s\nyour schedule: %s\n", wrap(l.Lesson, 80), adversary.FormatSchedule(played))
-	if err := rec.update(func(p *workbook.Progress) { p.RecordPlay(l.Name, v.Won, len(played), rec.now()) }); err != nil {
+	if err := rec.update(l.Name, func(p *workbook.Progress) { p.RecordPlay(l.Name, v.Won, len(played), rec.now()) }); err != nil {
 		return err
 	}
 	if !v.Won {
@@ -310,7 +321,7 @@ type servedRecords struct{ root string }
 
 func (r servedRecords) RecordPlay(name string, won bool, choices int) error {
 	rec := &record{root: r.root, now: time.Now}
-	return rec.update(func(p *workbook.Progress) { p.RecordPlay(name, won, choices, rec.now()) })
+	return rec.update(name, func(p *workbook.Progress) { p.RecordPlay(name, won, choices, rec.now()) })
 }
 
 func (r servedRecords) AdversaryStatus() (map[string]string, error) {

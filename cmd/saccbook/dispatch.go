@@ -35,7 +35,8 @@ var errUsage = errors.New("usage")
 
 func commands() []command {
 	return []command{runCommand(), dmesgCommand(), qtestCommand(), monitorCommand(), lspciCommand(), serveCommand(), costsCommand(), quirksCommand(),
-		listCommand(), checkCommand(), hintCommand(), watchCommand(), solutionCommand(), resetCommand(), restoreCommand(), huntCommand(), adversaryCommand(), versionCommand()}
+		listCommand(), checkCommand(), hintCommand(), watchCommand(), solutionCommand(), resetCommand(), restoreCommand(), huntCommand(), adversaryCommand(),
+		classroomCommand(), joinCommand(), shareCommand(), versionCommand()}
 }
 
 const version = "0.1.0"

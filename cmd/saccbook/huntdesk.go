@@ -14,6 +14,7 @@ import (
 
 	"github.com/saccbook/saccbook/sacc/hunt"
 	"github.com/saccbook/saccbook/web"
+	"github.com/saccbook/saccbook/web/classroom"
 	"github.com/saccbook/saccbook/workbook"
 )
 
@@ -27,6 +28,9 @@ type huntDesk struct {
 	key  *workbook.HuntKey
 	made bool // the key was made by this desk, on first use
 	now  func() time.Time
+	// notes is where reporting to the class says what went wrong (set by
+	// announce, to the command's standard error).
+	notes io.Writer
 	// mu makes a submission's load, grade and save one step: the server may
 	// take two at once (the command line in another process reloads the file
 	// before every change, and the file is replaced in one rename).
@@ -50,7 +54,7 @@ func openDesk(root string) (*huntDesk, error) {
 	if k.Learner == "" {
 		return nil, fmt.Errorf("%s has no learner id: saccbook hunt key --learner ID", workbook.HuntKeyFile)
 	}
-	return &huntDesk{root: root, key: k, made: made, now: time.Now}, nil
+	return &huntDesk{root: root, key: k, made: made, now: time.Now, notes: io.Discard}, nil
 }
 
 // defaultLearner is the learner id a key made on this machine starts with: the
@@ -74,6 +78,7 @@ func defaultLearner() string {
 // announce says, once, that a key was made: the learner should know where it
 // is and what it decides.
 func (d *huntDesk) announce(w io.Writer) {
+	d.notes = w
 	if d.made {
 		fmt.Fprintf(w, "saccbook: made your hunt key in %s, for learner %q (saccbook hunt key says more)\n", workbook.HuntKeyFile, d.key.Learner)
 		d.made = false
@@ -109,6 +114,7 @@ func (d *huntDesk) start(n int) (*hunt.Hunt, error) {
 		if err := p.Save(d.root); err != nil {
 			return nil, err
 		}
+		d.toClass(n, *rec, nil)
 	}
 	return h, nil
 }
@@ -152,6 +158,7 @@ func (d *huntDesk) submit(n int, bug, event string) (*submitted, error) {
 		if err := p.Save(d.root); err != nil {
 			return nil, err
 		}
+		d.toClass(n, *rec, &classroom.Answer{Bug: bug, Event: event})
 	}
 	return &submitted{n: n, sub: sub, verdict: vd, counted: counted, record: *rec}, nil
 }

@@ -267,8 +267,9 @@ func runREADMECommand(t *testing.T, src, book string, c shellCommand, where stri
 	key := strings.Join(args, " ")
 	stdin := c.stdin
 	switch {
-	case len(args) > 0 && args[0] == "serve":
-		// serve runs until stopped: check that the command and its flags exist.
+	case len(args) > 0 && (args[0] == "serve" || args[0] == "classroom" || args[0] == "join"):
+		// serve and classroom run until stopped, join needs a class being
+		// served: check that the command and its flags exist.
 		args = append(args, "-h")
 	case len(args) > 0 && (args[0] == "hunt" || args[0] == "adversary" || slices.Contains(args, "--hunt")):
 		// The hunts and the adversary levels keep their key and records in

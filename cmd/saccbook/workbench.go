@@ -269,7 +269,11 @@ func (w *bench) test(ctx context.Context, exs []*workbook.Exercise) (map[string]
 			w.progress.Record(ex, r, now)
 		}
 	}
-	return results, w.save()
+	if err := w.save(); err != nil {
+		return nil, err
+	}
+	w.reportToClass(ctx, exs, results, now)
+	return results, nil
 }
 
 // verdict is one exercise's outcome in a sentence: the tests counted from go
