@@ -270,7 +270,11 @@ func adversaryPlay(ctx context.Context, e *env, rec *record, l *adversary.Level,
 			var err error
 			if k, err = readChoice(in, len(v.Choices)); err != nil {
 				if errors.Is(err, io.EOF) {
-					fmt.Fprintf(w, "\nstopped after %d choices, the game not over: %s\n", len(played), adversary.FormatSchedule(played))
+					if len(played) == 0 {
+						fmt.Fprintf(w, "\nstopped before the first choice, the game not over\n")
+					} else {
+						fmt.Fprintf(w, "\nstopped after %d choices, the game not over: go on with --schedule %s\n", len(played), adversary.FormatSchedule(played))
+					}
 					return exitStatus(1)
 				}
 				fmt.Fprintf(w, "%v\n", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,6 +53,13 @@ students, give an address of this computer on their network (it warns you).
 				}
 				if (*cert == "") != (*key == "") {
 					return usageError("--tls-cert and --tls-key go together")
+				}
+				// The pair is read before the course is made or a URL printed,
+				// so a wrong path leaves nothing behind and announces no class.
+				if *cert != "" {
+					if _, err := tls.LoadX509KeyPair(*cert, *key); err != nil {
+						return fmt.Errorf("--tls-cert %s, --tls-key %s: %w", *cert, *key, err)
+					}
 				}
 				ln, err := net.Listen("tcp", *addr)
 				if err != nil {

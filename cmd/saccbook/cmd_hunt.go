@@ -112,6 +112,19 @@ func huntCommand() command {
 				case "key":
 					return huntKey(e, *root, *learner, *importFile)
 				}
+				// The command line is checked before the desk opens: opening
+				// it makes the workspace's key on first use, and a mistyped
+				// command should leave no file behind.
+				n := 0
+				if sub != "list" {
+					var err error
+					if n, err = number(); err != nil {
+						return err
+					}
+				}
+				if sub == "submit" && (!set["bug"] || !set["event"]) {
+					return usageError("hunt submit wants both --bug NAME and --event SEQ")
+				}
 				d, err := openDesk(*root)
 				if err != nil {
 					return err
@@ -121,19 +134,8 @@ func huntCommand() command {
 				case "list":
 					return huntList(e, d)
 				case "start":
-					n, err := number()
-					if err != nil {
-						return err
-					}
 					return huntStart(e, d, n)
 				default: // submit
-					n, err := number()
-					if err != nil {
-						return err
-					}
-					if !set["bug"] || !set["event"] {
-						return usageError("hunt submit wants both --bug NAME and --event SEQ")
-					}
 					return huntSubmit(e, d, n, *bug, *event)
 				}
 			}
@@ -240,7 +242,7 @@ func huntKey(e *env, root, learner, importFile string) error {
 	path := filepath.Join(d.root, workbook.HuntKeyFile)
 	switch {
 	case importFile != "":
-		k, err := workbook.LoadHuntKey(importFile)
+		k, err := workbook.ReadHuntKey(importFile)
 		if err != nil {
 			return err
 		}
@@ -319,7 +321,7 @@ func huntAnswer(e *env, n int, keyFile, learner string) error {
 	if err := workbook.ValidLearner(learner); err != nil {
 		return err
 	}
-	k, err := workbook.LoadHuntKey(keyFile)
+	k, err := workbook.ReadHuntKey(keyFile)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				commandUsage(stdout, c, nil)
 				return 0
 			}
-			fmt.Fprintf(stderr, "saccbook: no command %q\n", args[1])
+			fmt.Fprintf(stderr, "saccbook: no command %q (saccbook help lists them)\n", args[1])
 			return 2
 		}
 		topUsage(stdout)

@@ -201,8 +201,21 @@ func TestHuntBrokenFiles(t *testing.T) {
 		t.Errorf("the corrupt progress file was replaced: %s", b)
 	}
 	code, _, errOut = runCLI(t, "", "hunt", "answer", "1", "--key", filepath.Join(root, "nope"), "--learner", "x")
-	if code == 0 || !strings.Contains(errOut, "no hunt key") {
+	if code == 0 || !strings.Contains(errOut, "no such file") {
 		t.Errorf("answer with a missing key file: %d %q", code, errOut)
+	}
+	// A key file handed out by a course is not the learner's to delete: its
+	// error gives no such advice.
+	bad := filepath.Join(root, "course-key.json")
+	if err := os.WriteFile(bad, good[:len(good)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"hunt", "answer", "1", "--key", bad, "--learner", "x"},
+		{"hunt", "key", "--import", bad, "--learner", "x", "--root", root}} {
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 1 || !strings.Contains(errOut, "not a hunt key file") || strings.Contains(errOut, "delete it") {
+			t.Errorf("%v with a corrupt handed-out key: %d %q", args, code, errOut)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,9 +45,9 @@ func OpenCourse(dir string, random io.Reader) (*Course, error) {
 	}
 	c := &Course{Dir: dir}
 	keyPath := filepath.Join(dir, keyFile)
-	k, err := workbook.LoadHuntKey(keyPath)
+	k, err := workbook.ReadHuntKey(keyPath)
 	switch {
-	case errors.Is(err, workbook.ErrNoHuntKey):
+	case errors.Is(err, fs.ErrNotExist):
 		b := make([]byte, workbook.HuntKeySize)
 		if _, err := io.ReadFull(random, b); err != nil {
 			return nil, fmt.Errorf("make the course key: %w", err)
@@ -59,7 +60,9 @@ func OpenCourse(dir string, random io.Reader) (*Course, error) {
 		}
 		c.Made = true
 	case err != nil:
-		return nil, fmt.Errorf("course key: %w", err)
+		// Every student's variants and the server's grades come from this
+		// key, so the way out is the file back, not a new one.
+		return nil, fmt.Errorf("course key: %w (restore the file from a copy; a new key would give every student new variants)", err)
 	}
 	k.Course, k.Learner = true, ""
 	c.Key = k
