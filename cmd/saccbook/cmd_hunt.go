@@ -125,6 +125,11 @@ func huntCommand() command {
 				if sub == "submit" && (!set["bug"] || !set["event"]) {
 					return usageError("hunt submit wants both --bug NAME and --event SEQ")
 				}
+				if sub != "list" {
+					if _, err := hunt.Lookup(n); err != nil {
+						return err
+					}
+				}
 				d, err := openDesk(*root)
 				if err != nil {
 					return err

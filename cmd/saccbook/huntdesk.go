@@ -243,6 +243,10 @@ func huntRun(fs *flag.FlagSet, n int, root string, args []string, e *env) (hunt.
 			return hunt.Variant{}, usageError("--%s does not go with --hunt: the hunt's run is built from your variant", name)
 		}
 	}
+	// An unknown hunt is refused before the desk makes the workspace's key.
+	if _, err := hunt.Lookup(n); err != nil {
+		return hunt.Variant{}, err
+	}
 	d, err := openDesk(root)
 	if err != nil {
 		return hunt.Variant{}, err

@@ -44,6 +44,14 @@ func TestMistypedCommandsWriteNothing(t *testing.T) {
 			t.Errorf("%v: code %d, stderr %q; want 2 and %q with the usage", tc.args, code, errOut, tc.want)
 		}
 	}
+	// An unknown hunt is no usage error (status 1), but it makes no key either.
+	for _, args := range [][]string{{"hunt", "start", "99"}, {"hunt", "submit", "99", "--bug", "no-cq-head", "--event", "5"},
+		{"run", "--hunt", "99"}, {"monitor", "--hunt", "99"}} {
+		code, _, errOut := runCLI(t, "", append(args, "--root", root)...)
+		if code != 1 || !strings.Contains(errOut, "no hunt 99") || !strings.Contains(errOut, "saccbook hunt list") {
+			t.Errorf("%v: code %d, stderr %q", args, code, errOut)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(root, workbook.HuntKeyFile)); err == nil {
 		t.Error("a refused hunt command made the hunt key")
 	}
