@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -627,5 +628,40 @@ func TestBroadcast(t *testing.T) {
 	_, b, err := lead.Read(ctx)
 	if err != nil || !strings.Contains(string(b), "bad-request") {
 		t.Errorf("a state for no scenario: %s %v", b, err)
+	}
+}
+
+// TestJoinPageHasItsStyles: the join page is what a student sees before any
+// session, so the style sheets it links come under its join code; every
+// stylesheet and script a page links can be fetched by whoever sees the page,
+// and the 401 page links none.
+func TestJoinPageHasItsStyles(t *testing.T) {
+	c := newClass(t)
+	code, page := c.do("GET", "/join/"+c.course.JoinCode, "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("join page: %d", code)
+	}
+	links := regexp.MustCompile(`(?:href|src)="(/[^"]+\.(?:css|js))"`).FindAllStringSubmatch(page, -1)
+	if len(links) != 3 {
+		t.Fatalf("join page links %d style sheets, want 3: %v", len(links), links)
+	}
+	for _, l := range links {
+		if code, body := c.do("GET", l[1], "", nil); code != http.StatusOK || !strings.Contains(body, "{") {
+			t.Errorf("GET %s with nobody, from the join page: %d %.80q", l[1], code, body)
+		}
+	}
+	for path, want := range map[string]int{
+		"/join/not-the-code/style/saccbook.css":                http.StatusUnauthorized,
+		"/join/" + c.course.JoinCode + "/style/saccbook.js":    http.StatusNotFound,
+		"/join/" + c.course.JoinCode + "/style/classroom.js":   http.StatusNotFound,
+		"/join/" + c.course.JoinCode + "/style/..%2Fjoin.html": http.StatusNotFound,
+	} {
+		if code, _ := c.do("GET", path, "", nil); code != want {
+			t.Errorf("GET %s: %d, want %d", path, code, want)
+		}
+	}
+	code, denied := c.do("GET", "/follow", "", nil, "Accept", "text/html")
+	if code != http.StatusUnauthorized || strings.Contains(denied, "stylesheet") || strings.Contains(denied, "<script") {
+		t.Errorf("401 page: %d, links what it would be refused: %.300s", code, denied)
 	}
 }

@@ -99,20 +99,22 @@ var files embed.FS
 
 // Server is a running classroom. Its methods are safe for concurrent use.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	store    *Store
-	course   *Course
-	hostOK   func(string) bool
-	origins  []string // the websockets' Origin patterns, from the allowed hosts
-	pages    *template.Template
-	book     http.Handler
-	students *live.Hub // the students' widgets: no recorded runs
-	teacher  *live.Hub // the instructor's: the shared runs
-	cast     *broadcast
-	limits   *limiter
-	handler  http.Handler
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	store   *Store
+	course  *Course
+	hostOK  func(string) bool
+	origins []string // the websockets' Origin patterns, from the allowed hosts
+	pages   *template.Template
+	book    http.Handler
+	// assetBase is where the book serves its static files (/static/VERSION/).
+	assetBase string
+	students  *live.Hub // the students' widgets: no recorded runs
+	teacher   *live.Hub // the instructor's: the shared runs
+	cast      *broadcast
+	limits    *limiter
+	handler   http.Handler
 
 	mu       sync.Mutex
 	sessions map[string]*Student // by token hash, hex: a cache of the roster
@@ -140,6 +142,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.assetBase = base
 	funcs := template.FuncMap{"asset": func(name string) string { return base + name }}
 	if s.pages, err = template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"); err != nil {
 		return nil, fmt.Errorf("classroom: %w", err)
@@ -275,6 +278,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.guard)
 	// Joining: the join code in the path is what lets these through.
 	r.Get("/join/{code}", s.serveJoinForm)
+	r.Get("/join/{code}/style/{name}", s.serveJoinStyle)
 	r.Post("/join/{code}", s.serveJoin)
 	r.Post("/api/class/join", s.serveJoinAPI)
 
@@ -376,7 +380,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int) {
 		http.Error(w, msg, code)
 		return
 	}
-	s.render(w, code, "denied.html", pageData{Title: http.StatusText(code), Message: msg})
+	s.render(w, code, "denied.html", pageData{Title: http.StatusText(code), Message: msg, Bare: code == http.StatusUnauthorized})
 }
 
 // cookie is a session cookie. Lax, not Strict: a student who follows a link
@@ -446,6 +450,9 @@ type pageData struct {
 	ShareBy   string
 	FailSeq   uint64 // where the shared run failed: its widget opens there
 	Shares    []ShareRow
+	// Bare: the page links no style sheet or script, for a visitor with no
+	// session, who would be refused them.
+	Bare bool
 }
 
 func (s *Server) render(w http.ResponseWriter, code int, page string, d pageData) {
@@ -501,6 +508,33 @@ func (s *Server) serveJoinForm(w http.ResponseWriter, r *http.Request) {
 	// makes it send the page's own, which serveJoin checks.
 	w.Header().Set("Referrer-Policy", "same-origin")
 	s.render(w, http.StatusOK, "join.html", pageData{Title: "Join the class", Code: code, Student: identityOf(r).student})
+}
+
+// joinStyles are the style sheets the join page links under its own code: a
+// visitor who has not joined yet has no session for the book's assets, and a
+// page without its styles is the first thing a student would see.
+var joinStyles = map[string]bool{"saccbook.css": true, "chroma.css": true, "classroom.css": true}
+
+// serveJoinStyle serves one of joinStyles to whoever has the join code, as
+// the join page itself is.
+func (s *Server) serveJoinStyle(w http.ResponseWriter, r *http.Request) {
+	if !s.joinCodeOK(chi.URLParam(r, "code")) {
+		s.refuse(w, r, http.StatusUnauthorized)
+		return
+	}
+	name := chi.URLParam(r, "name")
+	switch {
+	case !joinStyles[name]:
+		http.NotFound(w, r)
+	case name == "classroom.css":
+		serveAsset(w, r)
+	default:
+		// The book's own sheet, as the book serves it; a routing context of
+		// its own, since this one is the classroom's.
+		book := r.Clone(context.WithValue(r.Context(), chi.RouteCtxKey, nil))
+		book.URL.Path, book.URL.RawPath = s.assetBase+name, ""
+		s.book.ServeHTTP(w, book)
+	}
 }
 
 func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
