@@ -89,6 +89,11 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if status := exitStatus(0); errors.As(err, &status) {
 			return int(status) // the command has said why already
 		}
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// Ctrl-C or SIGTERM: what stopped it, not the context's own words.
+			fmt.Fprintf(stderr, "saccbook %s: interrupted\n", c.name)
+			return 1
+		}
 		fmt.Fprintf(stderr, "saccbook %s: %v\n", c.name, err)
 		return 1
 	}

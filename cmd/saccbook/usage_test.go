@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,4 +96,16 @@ func tail(s string) string {
 		return s[len(s)-200:]
 	}
 	return s
+}
+
+// TestInterruptedSaysSo: a command stopped by Ctrl-C fails (status 1) and
+// says it was interrupted, not "context canceled".
+func TestInterruptedSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := dispatch(ctx, []string{"qtest"}, strings.NewReader("readl 0xb0018000\n"), &out, &errb)
+	if code != 1 || errb.String() != "saccbook qtest: interrupted\n" {
+		t.Errorf("qtest after Ctrl-C: code %d, stderr %q", code, errb.String())
+	}
 }
