@@ -184,8 +184,14 @@ func gameHref(l *adversary.Level, schedule string) string {
 
 func (ap *adversaryPages) serveLevel(w http.ResponseWriter, r *http.Request, name string) {
 	l, err := adversary.Lookup(name)
-	if err != nil || l.Name != name {
-		http.Error(w, "404 "+notLevel(name, err), http.StatusNotFound)
+	if err == nil && l.Name != name {
+		// A level's number, as saccbook adversary list and play take it: the
+		// page lives at its name.
+		http.Redirect(w, r, gameHref(l, r.URL.Query().Get("s")), http.StatusFound)
+		return
+	}
+	if err != nil {
+		http.Error(w, "404 "+notLevel(name, err)+" (every level is at /adversary)", http.StatusNotFound)
 		return
 	}
 	v, err := ap.game(l, r.URL.Query().Get("s"))

@@ -152,6 +152,15 @@ func TestAdversaryAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d and %q", c.path, w.Code, w.Body.String(), c.code, c.want)
 		}
 	}
+	// The page takes a level's number as saccbook adversary play does, and
+	// sends the browser to its name; the API takes names only.
+	w = ts.get("/adversary/1?s=1,1")
+	if loc := w.Header().Get("Location"); w.Code != 302 || loc != "/adversary/missing-wmb?s=1%2C1" {
+		t.Errorf("/adversary/1: %d, Location %q", w.Code, loc)
+	}
+	if w = ts.get("/adversary/99"); w.Code != 404 || !strings.Contains(w.Body.String(), "/adversary") {
+		t.Errorf("/adversary/99: %d %s", w.Code, w.Body.String())
+	}
 	w = ts.get("/adversary/wmb")
 	if body := w.Body.String(); !strings.Contains(body, "no schedule of ≤ 60 choices breaks it") || strings.Contains(body, "adv-solver-play") ||
 		!strings.Contains(body, `<span class="adv-claim" data-breakable="false">This driver is correct`) {

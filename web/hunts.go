@@ -138,7 +138,7 @@ func (hp *huntPages) row(w http.ResponseWriter, r *http.Request, num string) (*H
 	n, err := strconv.Atoi(num)
 	h, ok := hunt.Find(n)
 	if err != nil || !ok || strconv.Itoa(n) != num {
-		http.Error(w, "404 no such hunt", http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("404 no hunt %q: the hunts are numbered 1 to %d, listed at /hunts", num, len(hunt.Catalogue())), http.StatusNotFound)
 		return nil, v, false
 	}
 	row := &HuntRow{Hunt: h, Status: "not started"}

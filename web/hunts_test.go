@@ -102,6 +102,11 @@ func TestHuntPages(t *testing.T) {
 		!strings.Contains(body, "<code>missing-wmb</code>") || w.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("/hunts: %d %s\n%.3000s", w.Code, w.Header(), body)
 	}
+	for _, n := range []string{"99", "0", "abc", "03"} {
+		if w := ts.get("/hunts/" + n); w.Code != 404 || !strings.Contains(w.Body.String(), "listed at /hunts") {
+			t.Errorf("/hunts/%s: %d %s", n, w.Code, w.Body.String())
+		}
+	}
 	w = ts.get("/hunts/3")
 	body = w.Body.String()
 	h, _ := hunt.Find(3)
