@@ -118,6 +118,14 @@ func TestClassroomJoinHuntAndRestart(t *testing.T) {
 	if code, out, errOut := runCLI(t, "", "join", c.join, "--name", "ada", "--root", root); code != 0 || !strings.Contains(out, `as "ada"`) {
 		t.Fatalf("join: %d %s %s", code, out, errOut)
 	}
+	// The same command again is no conflict with itself; another workspace
+	// under the same name is.
+	if code, out, errOut := runCLI(t, "", "join", c.join, "--name", "ada", "--root", root); code != 0 || !strings.Contains(out, `as "ada" already`) {
+		t.Errorf("join again: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "", "join", c.join, "--name", "ada", "--root", huntRoot(t)); code != 1 || !strings.Contains(errOut, "taken") {
+		t.Errorf("join under a taken name: %d %s", code, errOut)
+	}
 	k, err := workbook.LoadHuntKey(filepath.Join(root, workbook.HuntKeyFile))
 	if err != nil || k.Learner != "ada" || !k.Course {
 		t.Fatalf("the key after joining: %+v %v", k, err)

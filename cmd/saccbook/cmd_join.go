@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/saccbook/saccbook/web/classroom"
@@ -62,6 +63,16 @@ func joinClass(ctx context.Context, e *env, root, url, name string) error {
 		return fmt.Errorf("%s has no exercises directory: the membership is kept there", root)
 	}
 	en, key, err := classroom.Join(ctx, nil, url, name)
+	var taken *classroom.StatusError
+	if errors.As(err, &taken) && taken.Code == http.StatusConflict {
+		// Joining twice is the likeliest way to meet a taken name: say that
+		// this workspace is the one that took it.
+		if was, lerr := classroom.LoadEnrolment(root); lerr == nil && was.Name == name && strings.HasPrefix(url, was.Server+"/") {
+			fmt.Fprintf(e.stdout, "saccbook: this workspace has joined the class at %s as %q already: nothing to do\n", was.Server, was.Name)
+			sendToClass(ctx, e.stderr, root)
+			return nil
+		}
+	}
 	if err != nil {
 		return err
 	}
