@@ -173,6 +173,13 @@ func runScenario(e *env, s scenario.Scenario, opts map[string]string, cfg machin
 	}
 	sv := &scenario.Env{Log: story, Options: opts}
 	if err := s.Run(m, sv); err != nil {
+		if format == "perfetto" {
+			// A broken run is the one worth opening in Perfetto: its events
+			// are written as far as it went, as text and JSON stream them.
+			if werr := trace.WritePerfetto(bw, buf.Events, m.Cost().LinkBytesPerUs); werr != nil {
+				return fmt.Errorf("scenario %s: %w (and its trace: %v)", s.Name, err, werr)
+			}
+		}
 		return fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	if dmesg {

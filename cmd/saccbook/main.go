@@ -11,7 +11,7 @@ import (
 
 func main() {
 	// Ctrl-C, or a SIGTERM from a service manager or kill: every command stops
-	// through its context, so serve removes its address file and a qtest
+	// through its context, so serve closes its listener and a qtest
 	// listener closes its connections.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -111,6 +111,17 @@ func TestRunFormats(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.TraceEvents) < 100 {
 		t.Fatalf("perfetto file: %v, %d events", err, len(doc.TraceEvents))
 	}
+	// A run that a bug breaks fails, and its trace is still written, as far
+	// as it went: that is the run worth opening.
+	code, _, errOut = runCLI(t, "", "run", "dma", "--quirks", "skip-bus-master", "--format", "perfetto", "-o", path)
+	if code != 1 || !strings.Contains(errOut, "device error") {
+		t.Fatalf("perfetto of a broken run: %d %s", code, errOut)
+	}
+	b, _ = os.ReadFile(path)
+	doc.TraceEvents = nil
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.TraceEvents) < 10 {
+		t.Fatalf("perfetto file of a broken run: %v, %d events", err, len(doc.TraceEvents))
+	}
 }
 
 func TestQtestOnStdio(t *testing.T) {
