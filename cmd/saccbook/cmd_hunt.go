@@ -110,6 +110,9 @@ func huntCommand() command {
 					}
 					return huntAnswer(e, n, *keyFile, *learner)
 				case "key":
+					if set["learner"] && *learner == "" {
+						return usageError("--learner wants an id: the one your course knows you by, or any name of yours")
+					}
 					return huntKey(e, *root, *learner, *importFile)
 				}
 				// The command line is checked before the desk opens: opening

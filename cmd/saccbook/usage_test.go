@@ -40,6 +40,7 @@ func TestMistypedCommandsWriteNothing(t *testing.T) {
 		{[]string{"hunt", "submit", "3"}, "--bug NAME and --event SEQ"},
 		{[]string{"hunt", "submit", "--bug", "no-cq-head", "--event", "5"}, "hunt submit wants one hunt number"},
 		{[]string{"hunt", "list", "3"}, `unexpected argument "3"`},
+		{[]string{"hunt", "key", "--learner", ""}, "--learner wants an id"},
 	} {
 		code, _, errOut := runCLI(t, "", append(tc.args, "--root", root)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "Usage: saccbook hunt") {
