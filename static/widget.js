@@ -149,6 +149,12 @@ class Widget {
     this.markerSpecs = parseMarkers(root.dataset.markers);
     this.foldNames = root.dataset.folds == null ? null : root.dataset.folds.split(",").filter(Boolean);
     this.recorded = root.dataset.recorded || "";
+    // Whose recorded run it is, when it is not the reader's own (a run a student
+    // shared, on the instructor's page).
+    this.runBy = root.dataset.runBy || "";
+    // The exercise a recorded run is of, when its record's id is not the
+    // exercise's own (a shared run's id carries the share's).
+    this.runOf = root.dataset.runOf || this.recorded;
     this.startSeq = Math.max(0, parseInt(root.dataset.seq, 10) || 0);
     // A recorded run's page opens where its address says: /runs/ID#seq=N.
     const hashSeq = this.recorded && typeof location !== "undefined" ? /(?:^#|&)seq=(\d+)/.exec(location.hash || "") : null;
@@ -194,7 +200,7 @@ class Widget {
     root.classList.add("sw");
     root.setAttribute("tabindex", "0");
     root.setAttribute("role", "region");
-    root.setAttribute("aria-label", this.hunt ? "Live run of bug hunt " + this.hunt : this.recorded ? "Your recorded run of " + this.recorded : "Live run of the " + this.scenario + " scenario");
+    root.setAttribute("aria-label", this.hunt ? "Live run of bug hunt " + this.hunt : this.recorded ? (this.runBy ? this.runBy + "'s" : "Your") + " recorded run of " + this.runOf : "Live run of the " + this.scenario + " scenario");
     root.setAttribute("aria-keyshortcuts", "Space ArrowRight ArrowLeft Home");
     if (!root.dataset.widget) root.dataset.widget = String(this.n);
     root.dataset.seq = "0";
@@ -205,7 +211,7 @@ class Widget {
     this.showOptions();
     const head = h("div", { class: "sw-head" },
       // A recorded run is not live: it is the learner's, replayed from its record.
-      this.recorded ? h("span", { class: "sw-title" }, "your run of ", h("code", null, this.recorded))
+      this.recorded ? h("span", { class: "sw-title" }, this.runBy ? this.runBy + "'s run of " : "your run of ", h("code", null, this.runOf))
         : h("span", { class: "sw-title" }, h("span", { class: "sw-badge" }, "live"), " ", this.scenario, this.optsEl),
       this.connEl);
     // A hunt offers no option and no bug to switch: its run is the variant's.

@@ -249,6 +249,7 @@ func TestBroadcastInBrowsers(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-role=shares] a`)),
 		chromedp.WaitVisible(chromedp.CSS(`.sacc-widget [data-action="step"]`)))
 	until(t, teacher, "the shared run opens where it failed", `document.querySelector(".sacc-widget").dataset.run === "ended" && document.querySelector(".sacc-widget").dataset.seq === "2"`)
+	until(t, teacher, "the widget names whose run it is", `document.querySelector(".sacc-widget .sw-title").textContent === "ada's run of 01-find-device"`)
 	snap(t, teacher, "classroom-shared-run-1280")
 
 	// The dashboard, with a few students' work on it.
