@@ -642,8 +642,8 @@ func TestJoinPageHasItsStyles(t *testing.T) {
 		t.Fatalf("join page: %d", code)
 	}
 	links := regexp.MustCompile(`(?:href|src)="(/[^"]+\.(?:css|js))"`).FindAllStringSubmatch(page, -1)
-	if len(links) != 3 {
-		t.Fatalf("join page links %d style sheets, want 3: %v", len(links), links)
+	if len(links) != 2 {
+		t.Fatalf("join page links %d style sheets, want 2: %v", len(links), links)
 	}
 	for _, l := range links {
 		if code, body := c.do("GET", l[1], "", nil); code != http.StatusOK || !strings.Contains(body, "{") {

@@ -513,7 +513,8 @@ func (s *Server) serveJoinForm(w http.ResponseWriter, r *http.Request) {
 // joinStyles are the style sheets the join page links under its own code: a
 // visitor who has not joined yet has no session for the book's assets, and a
 // page without its styles is the first thing a student would see.
-var joinStyles = map[string]bool{"saccbook.css": true, "chroma.css": true, "classroom.css": true}
+// It has no code block, so the highlighter's sheet is not among them.
+var joinStyles = map[string]bool{"saccbook.css": true, "classroom.css": true}
 
 // serveJoinStyle serves one of joinStyles to whoever has the join code, as
 // the join page itself is.
