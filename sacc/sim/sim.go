@@ -128,21 +128,27 @@ func (s *Sim) RunUntil(t Time) {
 	if t < s.now {
 		t = s.now
 	}
-	for len(s.heap) > 0 && s.heap[0].at <= t {
+	for s.due <= t && len(s.heap) > 0 {
 		e := s.heap[0]
-		last := len(s.heap) - 1
-		s.heap[0] = s.heap[last]
-		s.heap = s.heap[:last]
-		s.due = never
-		if last > 0 {
+		if last := len(s.heap) - 1; last > 0 {
+			s.heap[0] = s.heap[last]
+			s.heap = s.heap[:last]
 			s.down(0)
 			s.due = s.heap[0].at
+		} else {
+			// The only event pending, the usual case of a device working one
+			// descriptor at a time: nothing to sift.
+			s.heap = s.heap[:0]
+			s.due = never
 		}
-		p := s.slots[e.slot]
-		s.slots[e.slot] = payload{} // drop the handler reference
+		// The payload is read field by field into registers rather than copied
+		// whole; the slot keeps no handler reference once it is free.
+		p := &s.slots[e.slot]
+		h, op, a, b := p.handler, p.op, p.a, p.b
+		p.handler = nil
 		s.free = append(s.free, e.slot)
 		s.now = e.at
-		p.handler.HandleEvent(Event{At: e.at, Seq: e.seq, Handler: p.handler, Op: p.op, A: p.a, B: p.b})
+		h.HandleEvent(Event{At: e.at, Seq: e.seq, Handler: h, Op: op, A: a, B: b})
 	}
 	s.now = t
 }
