@@ -103,7 +103,10 @@ func (s *Sim) Schedule(delay Time, h Handler, op uint32, a, b uint64) {
 		slot = uint32(len(s.slots))
 		s.slots = append(s.slots, payload{})
 	}
-	s.slots[slot] = payload{handler: h, op: op, a: a, b: b}
+	// Field by field, straight into the slot: a whole payload value would be
+	// built on the stack and copied.
+	p := &s.slots[slot]
+	p.handler, p.op, p.a, p.b = h, op, a, b
 	at := s.now + delay
 	s.heap = append(s.heap, entry{at: at, seq: s.seq, slot: slot})
 	s.up(len(s.heap) - 1)
