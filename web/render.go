@@ -14,10 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/yuin/goldmark"
-	highlighting "github.com/yuin/goldmark-highlighting/v2"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
@@ -53,26 +50,6 @@ type ChapterLink struct {
 
 // NumberLabel is the chapter number as the book prints it: "00", "01", …
 func (c *Chapter) NumberLabel() string { return fmt.Sprintf("%02d", c.Number) }
-
-// chromaStyle is the highlighting palette of the generated chroma.css asset.
-const chromaStyle = "github"
-
-// chromaFormatOptions are shared by the Markdown renderer and the CSS writer, so
-// the class names in the pages and in the style sheet agree. Classes, not inline
-// styles: the Content-Security-Policy allows style sheets from 'self' only.
-func chromaFormatOptions() []chromahtml.Option {
-	return []chromahtml.Option{chromahtml.WithClasses(true)}
-}
-
-// chromaCSS is the style sheet for highlighted code blocks.
-func chromaCSS() ([]byte, error) {
-	var b bytes.Buffer
-	style := styles.Get(chromaStyle)
-	if err := chromahtml.New(chromaFormatOptions()...).WriteCSS(&b, style); err != nil {
-		return nil, fmt.Errorf("chroma.css: %w", err)
-	}
-	return b.Bytes(), nil
-}
 
 // ReadChapters reads every "NN-words.md" at the top of fsys and renders it, in
 // chapter-number order. Any problem in any chapter is an error naming the file
@@ -262,17 +239,16 @@ func newMarkdown(widgets *widgetTransformer, links *linkTransformer) goldmark.Ma
 		goldmark.WithExtensions(
 			extension.GFM,
 			extension.Footnote,
-			highlighting.NewHighlighting(
-				highlighting.WithStyle(chromaStyle),
-				highlighting.WithFormatOptions(chromaFormatOptions()...),
-			),
 		),
 		goldmark.WithParserOptions(
 			parser.WithAutoHeadingID(),
 			parser.WithASTTransformers(util.Prioritized(widgets, 100), util.Prioritized(links, 200)),
 		),
 		goldmark.WithRendererOptions(
-			renderer.WithNodeRenderers(util.Prioritized(widgetRenderer{}, 100)),
+			// Fenced code is highlighted by highlight.go, with classes and
+			// code.css, not inline styles: the Content-Security-Policy allows
+			// style sheets from 'self' only.
+			renderer.WithNodeRenderers(util.Prioritized(widgetRenderer{}, 100), util.Prioritized(codeBlockRenderer{}, 100)),
 		),
 	)
 }

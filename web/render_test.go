@@ -147,9 +147,9 @@ func TestMarkdownFeatures(t *testing.T) {
 		{"strikethrough", "<del>struck</del>"},
 		{"footnote reference", `<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`},
 		{"footnote text", `<li id="fn:1">`},
-		{"highlighted code", `<pre class="chroma"><code>`},
-		{"chroma keyword class", `<span class="kd">func</span>`},
-		{"chroma string class", `<span class="s">&#34;hi&#34;</span>`},
+		{"highlighted code", `<pre class="hl"><code class="language-go">`},
+		{"keyword class", `<span class="hl-k">func</span>`},
+		{"string class", `<span class="hl-s">&#34;hi&#34;</span>`},
 		{"raw HTML block omitted", "<!-- raw HTML omitted -->"},
 	} {
 		if !strings.Contains(html, tc.want) {

@@ -148,7 +148,7 @@ func TestSecurityHeaders(t *testing.T) {
 		path string
 		host string
 	}{
-		{"/", ""}, {"/chapters/2-the-middle", ""}, {"/chapters/nope", ""}, {ts.asset("chroma.css"), ""},
+		{"/", ""}, {"/chapters/2-the-middle", ""}, {"/chapters/nope", ""}, {ts.asset("code.css"), ""},
 		{"/healthz", ""}, {"/ws/session", ""}, {"/", "evil.example"},
 	} {
 		h := map[string]string{}

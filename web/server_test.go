@@ -39,7 +39,7 @@ func TestRoutes(t *testing.T) {
 			`<a href="/chapters/10-the-end">`,
 			`<a class="next" rel="next" href="/chapters/2-the-middle">02 The middle →</a>`,
 			`<div class="sacc-widget" data-scenario="driver" data-options="cpu=arm64,irq=on" data-views="ring,garage" data-seq="0" data-widget="1" data-start="" data-markers="[]" data-folds="enumeration,fill,readback">`,
-			`<span class="kd">func</span>`,
+			`<span class="hl-k">func</span>`,
 			"<table>", "<del>struck</del>", `class="footnote-ref"`,
 		}, notWant: []string{`rel="prev"`, "<script>alert", `alert("raw")`}},
 		{name: "middle chapter", path: "/chapters/2-the-middle", status: 200, ctype: "text/html; charset=utf-8", want: []string{
@@ -57,7 +57,7 @@ func TestRoutes(t *testing.T) {
 		{name: "stylesheet", path: ts.asset("saccbook.css"), status: 200, ctype: "text/css; charset=utf-8", want: []string{"margin: 0"}},
 		{name: "script", path: ts.asset("saccbook.js"), status: 200, ctype: "javascript", want: []string{"use strict"}},
 		{name: "nested asset", path: ts.asset("img/logo.svg"), status: 200, ctype: "image/svg+xml"},
-		{name: "chroma.css", path: ts.asset("chroma.css"), status: 200, ctype: "text/css; charset=utf-8", want: []string{".chroma .kd {", ".chroma .s {"}},
+		{name: "code.css", path: ts.asset("code.css"), status: 200, ctype: "text/css; charset=utf-8", want: []string{".hl-k {", ".hl-s {"}},
 		{name: "no directory listing", path: ts.asset(""), status: 404, ctype: "text/plain"},
 		{name: "no directory listing below", path: ts.asset("img/"), status: 404, ctype: "text/plain"},
 		{name: "missing asset", path: ts.asset("nosuch.js"), status: 404, ctype: "text/plain"},
@@ -110,7 +110,7 @@ func TestPagesLinkTheirAssets(t *testing.T) {
 		body := ts.get(path).Body.String()
 		for _, re := range []string{
 			`<link rel="stylesheet" href="/static/` + ts.version + `/saccbook.css">`,
-			`<link rel="stylesheet" href="/static/` + ts.version + `/chroma.css">`,
+			`<link rel="stylesheet" href="/static/` + ts.version + `/code.css">`,
 			`<script type="module" src="/static/` + ts.version + `/saccbook.js"></script>`,
 		} {
 			if !regexp.MustCompile(re).MatchString(body) {
@@ -190,9 +190,9 @@ func TestNewHandlerRefusesBadConfig(t *testing.T) {
 		{"no static", func(c *Config) { c.Static = nil }, "Static is nil"},
 		{"no live", func(c *Config) { c.Live = nil }, "Live is nil"},
 		{"no script", func(c *Config) { c.Static = fstest.MapFS{"saccbook.css": {}} }, "saccbook.js is missing"},
-		{"own chroma.css", func(c *Config) {
-			c.Static = fstest.MapFS{"saccbook.css": {}, "saccbook.js": {}, "chroma.css": {}}
-		}, "chroma.css is generated"},
+		{"own code.css", func(c *Config) {
+			c.Static = fstest.MapFS{"saccbook.css": {}, "saccbook.js": {}, "code.css": {}}
+		}, "code.css is generated"},
 		{"bad host", func(c *Config) { c.AllowedHosts = []string{"http://x/"} }, `allowed host "http://x/"`},
 		{"bare IPv6 host", func(c *Config) { c.AllowedHosts = []string{"::1"} }, `allowed host "::1"`},
 	} {

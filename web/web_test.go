@@ -16,9 +16,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// chroma's lexers use regexp2 with match timeouts; regexp2 keeps one
-	// coarse clock goroutine for them, which stops by itself once idle.
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
+	goleak.VerifyTestMain(m)
 }
 
 // testBook is a small book that uses every feature the renderer supports. The
