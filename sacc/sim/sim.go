@@ -70,7 +70,7 @@ type Sim struct {
 	seed  uint64
 	// due is the time of the earliest pending event (heap[0].at), or never when
 	// nothing is pending: Advance, which every CPU operation calls, tests it alone
-	// and stays small enough to inline.
+	// and stays small enough to inline. RunUntil goes by the heap itself.
 	due Time
 }
 
@@ -131,7 +131,7 @@ func (s *Sim) RunUntil(t Time) {
 	if t < s.now {
 		t = s.now
 	}
-	for s.due <= t && len(s.heap) > 0 {
+	for len(s.heap) > 0 && s.heap[0].at <= t {
 		e := s.heap[0]
 		if last := len(s.heap) - 1; last > 0 {
 			s.heap[0] = s.heap[last]
