@@ -84,6 +84,14 @@ func (r *RAM) Write(addr uint64, b []byte) {
 
 // write is Write without the journal.
 func (r *RAM) write(addr uint64, b []byte) {
+	// Within one page already written to, the usual case (a descriptor, a
+	// completion): one copy, as the loop below would make.
+	if off := addr & sacc.PageMask; off+uint64(len(b)) <= sacc.PageSize {
+		if p := r.pages[addr>>sacc.PageShift]; p != nil {
+			copy(p[off:], b)
+			return
+		}
+	}
 	for len(b) > 0 {
 		off := addr & sacc.PageMask
 		n := copy(r.writePage(addr >> sacc.PageShift)[off:], b)

@@ -68,11 +68,18 @@ type Sim struct {
 	free  []uint32
 	rng   *rand.Rand
 	seed  uint64
+	// due is the time of the earliest pending event (heap[0].at), or never when
+	// nothing is pending: Advance, which every CPU operation calls, tests it alone
+	// and stays small enough to inline. RunUntil goes by the heap itself.
+	due Time
 }
+
+// never is due's value while nothing is pending: no event is ever due then.
+const never = ^Time(0)
 
 // New returns a simulation at time 0 whose random numbers come from seed.
 func New(seed uint64) *Sim {
-	return &Sim{rng: rand.New(rand.NewPCG(seed, seed^0x5ACC_B00C)), seed: seed}
+	return &Sim{rng: rand.New(rand.NewPCG(seed, seed^0x5ACC_B00C)), seed: seed, due: never}
 }
 
 // Now is the current virtual time.
@@ -96,9 +103,14 @@ func (s *Sim) Schedule(delay Time, h Handler, op uint32, a, b uint64) {
 		slot = uint32(len(s.slots))
 		s.slots = append(s.slots, payload{})
 	}
-	s.slots[slot] = payload{handler: h, op: op, a: a, b: b}
-	s.heap = append(s.heap, entry{at: s.now + delay, seq: s.seq, slot: slot})
+	// Field by field, straight into the slot: a whole payload value would be
+	// built on the stack and copied.
+	p := &s.slots[slot]
+	p.handler, p.op, p.a, p.b = h, op, a, b
+	at := s.now + delay
+	s.heap = append(s.heap, entry{at: at, seq: s.seq, slot: slot})
 	s.up(len(s.heap) - 1)
+	s.due = min(s.due, at)
 }
 
 // Pending reports how many events are queued.
@@ -121,17 +133,25 @@ func (s *Sim) RunUntil(t Time) {
 	}
 	for len(s.heap) > 0 && s.heap[0].at <= t {
 		e := s.heap[0]
-		last := len(s.heap) - 1
-		s.heap[0] = s.heap[last]
-		s.heap = s.heap[:last]
-		if last > 0 {
+		if last := len(s.heap) - 1; last > 0 {
+			s.heap[0] = s.heap[last]
+			s.heap = s.heap[:last]
 			s.down(0)
+			s.due = s.heap[0].at
+		} else {
+			// The only event pending, the usual case of a device working one
+			// descriptor at a time: nothing to sift.
+			s.heap = s.heap[:0]
+			s.due = never
 		}
-		p := s.slots[e.slot]
-		s.slots[e.slot] = payload{} // drop the handler reference
+		// The payload is read field by field into registers rather than copied
+		// whole; the slot keeps no handler reference once it is free.
+		p := &s.slots[e.slot]
+		h, op, a, b := p.handler, p.op, p.a, p.b
+		p.handler = nil
 		s.free = append(s.free, e.slot)
 		s.now = e.at
-		p.handler.HandleEvent(Event{At: e.at, Seq: e.seq, Handler: p.handler, Op: p.op, A: p.a, B: p.b})
+		h.HandleEvent(Event{At: e.at, Seq: e.seq, Handler: h, Op: op, A: a, B: b})
 	}
 	s.now = t
 }
@@ -140,12 +160,11 @@ func (s *Sim) RunUntil(t Time) {
 // Most CPU operations have nothing due in their span, and then it only moves the
 // clock, without RunUntil's loop.
 func (s *Sim) Advance(d Time) {
-	t := s.now + d
-	if len(s.heap) == 0 || s.heap[0].at > t {
-		s.now = t
-		return
+	// The clock moves first: RunUntil then runs what is due up to the new time,
+	// each event at its own time, and leaves the clock there.
+	if s.now += d; s.now >= s.due {
+		s.RunUntil(s.now)
 	}
-	s.RunUntil(t)
 }
 
 // Step advances to the earliest pending event and runs every event due at that

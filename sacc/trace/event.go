@@ -213,16 +213,29 @@ func (t *Tracer) emit(k Kind, a0, a1, a2, a3 uint64) {
 	if t == nil {
 		return
 	}
+	if t.ringOnly[k] {
+		// The in-memory recorder alone sees this kind, the case of every run that
+		// only keeps its trace: build the event straight in the ring's next slot,
+		// with the fields next would give it, and move past it. No copy, no call.
+		r := t.ring
+		t.seq++
+		ev := &r.buf[r.next]
+		ev.Seq, ev.Time, ev.Kind = t.seq, t.sim.Now(), k
+		ev.Args[0], ev.Args[1], ev.Args[2], ev.Args[3] = a0, a1, a2, a3
+		ev.Args[4], ev.Args[5], ev.Args[6], ev.Args[7] = 0, 0, 0, 0
+		ev.PC = t.pc
+		if t.pcDeferred {
+			ev.PC = t.PC()
+		}
+		r.keep()
+		return
+	}
 	if ev := t.next(k); ev != nil {
 		ev.Args = [MaxArgs]uint64{a0, a1, a2, a3}
 		if t.pcDeferred {
 			ev.PC = t.PC() // outside next, which stays small enough to inline
 		}
-		if t.ringOnly[k] {
-			t.ring.keep() // next built it in the ring's slot: move past it
-		} else {
-			t.dispatch(ev)
-		}
+		t.dispatch(ev)
 	}
 }
 
