@@ -1,7 +1,6 @@
 package web
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -204,28 +203,11 @@ func (ap *adversaryPages) serveLevel(w http.ResponseWriter, r *http.Request, nam
 
 // serveRecord answers POST /adversary/LEVEL/record: a game played to its end
 // in the browser goes into the learner's record. It is guarded as a hunt's
-// answer is (web/hunts.go says why): from this computer, with the page's own
-// Origin or none, with this launch's token. The server replays the schedule
+// answer is (workspaceWrite). The server replays the schedule
 // itself, so only a game that really ended is recorded, and as it really
 // ended.
 func (ap *adversaryPages) serveRecord(w http.ResponseWriter, r *http.Request, name string) {
-	if !loopbackPeer(r) {
-		ap.log.Warn("refused an adversary record from another computer", "remote", r.RemoteAddr)
-		http.Error(w, "403 forbidden: games are recorded from this computer only", http.StatusForbidden)
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host, ap.hosts) {
-		ap.log.Warn("refused an adversary record from a foreign Origin", "origin", origin, "host", r.Host)
-		http.Error(w, "403 forbidden: cross-origin request", http.StatusForbidden)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "400 bad request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(ap.token)) != 1 {
-		ap.log.Warn("refused an adversary record without this launch's token", "remote", r.RemoteAddr)
-		http.Error(w, "403 forbidden: this page is not from this saccbook serve (it may have restarted): reload it", http.StatusForbidden)
+	if !workspaceWrite(w, r, ap.token, ap.hosts, ap.log, "an adversary record") {
 		return
 	}
 	l, err := adversary.Lookup(name)

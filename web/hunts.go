@@ -168,23 +168,7 @@ func (hp *huntPages) serveHunt(w http.ResponseWriter, r *http.Request, num strin
 
 // serveSubmit answers POST /hunts/N/submit.
 func (hp *huntPages) serveSubmit(w http.ResponseWriter, r *http.Request, num string) {
-	if !loopbackPeer(r) {
-		hp.log.Warn("refused a hunt submission from another computer", "remote", r.RemoteAddr)
-		http.Error(w, "403 forbidden: answers are taken from this computer only", http.StatusForbidden)
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host, hp.hosts) {
-		hp.log.Warn("refused a hunt submission from a foreign Origin", "origin", origin, "host", r.Host)
-		http.Error(w, "403 forbidden: cross-origin submission", http.StatusForbidden)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "400 bad request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(hp.token)) != 1 {
-		hp.log.Warn("refused a hunt submission without this launch's token", "remote", r.RemoteAddr)
-		http.Error(w, "403 forbidden: this form is not from this saccbook serve (it may have restarted): reload the hunt's page", http.StatusForbidden)
+	if !workspaceWrite(w, r, hp.token, hp.hosts, hp.log, "a hunt submission") {
 		return
 	}
 	row, v, ok := hp.row(w, r, num)
@@ -211,6 +195,35 @@ func (hp *huntPages) serveSubmit(w http.ResponseWriter, r *http.Request, num str
 		v.Row = after.Row
 	}
 	hp.write(w, r, status, hp.one, pageData{Title: fmt.Sprintf("Hunt %d: %s", row.Number, row.Title), Hunts: &v})
+}
+
+// workspaceWrite guards a POST that changes the learner's workspace (a hunt's
+// answer, an adversary game's record), answering it itself when it is refused:
+// it must come from this computer whatever address the server listens on,
+// with the page's own Origin or none (a browser's cross-site form post carries
+// its site's), and with this launch's token, which only the server's own pages
+// carry. what names the request in the log.
+func workspaceWrite(w http.ResponseWriter, r *http.Request, token string, hosts *hostMatcher, log *slog.Logger, what string) bool {
+	if !loopbackPeer(r) {
+		log.Warn("refused "+what+" from another computer", "remote", r.RemoteAddr)
+		http.Error(w, "403 forbidden: the workspace takes changes from this computer only", http.StatusForbidden)
+		return false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host, hosts) {
+		log.Warn("refused "+what+" from a foreign Origin", "origin", origin, "host", r.Host)
+		http.Error(w, "403 forbidden: cross-origin request", http.StatusForbidden)
+		return false
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "400 bad request: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(token)) != 1 {
+		log.Warn("refused "+what+" without this launch's token", "remote", r.RemoteAddr)
+		http.Error(w, "403 forbidden: this page is not from this saccbook serve (it may have restarted): reload it", http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 // loopbackPeer reports whether the request came from this computer.
