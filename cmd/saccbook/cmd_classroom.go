@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	saccbook "github.com/saccbook/saccbook"
 	"github.com/saccbook/saccbook/chapters"
@@ -145,33 +142,11 @@ func serveClassroom(ctx context.Context, e *env, ln net.Listener, opt classroomO
 		opt.started(instructor, join)
 	}
 
-	served := make(chan error, 1)
-	go func() {
-		if tls {
-			served <- srv.ServeTLS(ln, opt.cert, opt.key)
-		} else {
-			served <- srv.Serve(ln)
-		}
-	}()
-	select {
-	case err := <-served:
-		return errors.Join(fmt.Errorf("serve: %w", err), cs.Close())
-	case <-ctx.Done():
+	serve := func() error { return srv.Serve(ln) }
+	if tls {
+		serve = func() error { return srv.ServeTLS(ln, opt.cert, opt.key) }
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	if cerr := cs.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("shut down: %w", err)
-	}
-	fmt.Fprintf(e.stdout, "saccbook: stopped\n")
-	return nil
+	return serveUntilDone(ctx, e, srv, serve, cs)
 }
 
 // warnClassExposed says that the class can be reached from other machines,

@@ -148,20 +148,28 @@ func serve(ctx context.Context, e *env, ln net.Listener, opt serveOptions) error
 		opt.started(url)
 	}
 
+	return serveUntilDone(ctx, e, srv, func() error { return srv.Serve(ln) }, hub)
+}
+
+// serveUntilDone runs serve (srv's Serve or ServeTLS on its listener) until ctx
+// ends, then shuts srv down gracefully — no new connections, in-flight pages
+// finished — and closes live, the websocket sessions, which Shutdown leaves
+// alone.
+func serveUntilDone(ctx context.Context, e *env, srv *http.Server, serve func() error, live io.Closer) error {
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- serve() }()
 	select {
 	case err := <-served:
-		return errors.Join(fmt.Errorf("serve: %w", err), hub.Close())
+		return errors.Join(fmt.Errorf("serve: %w", err), live.Close())
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	err := srv.Shutdown(shutdownCtx)
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}
-	if cerr := hub.Close(); err == nil {
+	if cerr := live.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
