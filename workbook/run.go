@@ -403,29 +403,10 @@ func (b *Book) Run(ctx context.Context, exs []*Exercise, v Variant, progress fun
 		// must not replace their record (exercises/internal/check).
 		cmd.Env = append(cmd.Env, NoRecordEnv+"=1")
 	}
-	stdout, err := cmd.StdoutPipe()
+	p := newParser(exs, v, progress)
+	stderr, start, err := streamTests(ctx, cmd, p)
 	if err != nil {
 		return nil, err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("go test: %w", err)
-	}
-	p := newParser(exs, v, progress)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		p.line(sc.Bytes())
-	}
-	runErr := cmd.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	var exit *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exit) {
-		return nil, fmt.Errorf("go test: %w", runErr)
 	}
 	// What go test could not attribute to a package (a broken go.work, a pattern
 	// that matches nothing) counts against every exercise without a verdict.
@@ -446,6 +427,37 @@ func (b *Book) Run(ctx context.Context, exs []*Exercise, v Variant, progress fun
 		}
 	}
 	return p.results, nil
+}
+
+// streamTests runs cmd, a go test -json, feeding its output to p as it comes,
+// and returns what go test wrote to standard error and when it started. A
+// failing test is no error; only a go test that could not run (or ctx ending)
+// is.
+func streamTests(ctx context.Context, cmd *exec.Cmd, p *parser) (stderr *bytes.Buffer, start time.Time, err error) {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, start, err
+	}
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, start, fmt.Errorf("go test: %w", err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		p.line(sc.Bytes())
+	}
+	runErr := cmd.Wait()
+	if ctx.Err() != nil {
+		return nil, start, ctx.Err()
+	}
+	var exit *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exit) {
+		return nil, start, fmt.Errorf("go test: %w", runErr)
+	}
+	return stderr, start, nil
 }
 
 // parser turns go test -json lines into Results, one per exercise.

@@ -1,8 +1,6 @@
 package workbook
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -210,29 +208,10 @@ func (b *Book) runTrials(ctx context.Context, pkgs map[string][]Trial, write fun
 	cmd := exec.CommandContext(ctx, g, args...)
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(tmp, "go.work"), NoRecordEnv+"=1")
-	stdout, err := cmd.StdoutPipe()
+	p := newParser(stand, Solution, nil)
+	stderr, start, err := streamTests(ctx, cmd, p)
 	if err != nil {
 		return nil, err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("go test: %w", err)
-	}
-	p := newParser(stand, Solution, nil)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		p.line(sc.Bytes())
-	}
-	runErr := cmd.Wait()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	var exit *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exit) {
-		return nil, fmt.Errorf("go test: %w", runErr)
 	}
 	for id, r := range p.results {
 		if !p.ended[id] {

@@ -44,15 +44,7 @@ the same run as saccbook run --hunt N, with its bug, which nothing names.`,
 			root := rootFlag(fs)
 			return func(ctx context.Context, e *env, args []string) error {
 				if isSet(fs, "hunt") {
-					v, err := huntRun(fs, *huntN, *root, args, e)
-					if err != nil {
-						return err
-					}
-					s, err := v.Scenario()
-					if err != nil {
-						return err
-					}
-					cfg, err := v.Machine(true)
+					v, s, cfg, err := huntRun(fs, *huntN, *root, args, e)
 					if err != nil {
 						return err
 					}

@@ -57,15 +57,7 @@ always have them.`,
 					return usageError("unknown format %q", *format)
 				}
 				if isSet(fs, "hunt") {
-					v, err := huntRun(fs, *huntN, *root, args, e)
-					if err != nil {
-						return err
-					}
-					s, err := v.Scenario()
-					if err != nil {
-						return err
-					}
-					cfg, err := v.Machine(true)
+					v, s, cfg, err := huntRun(fs, *huntN, *root, args, e)
 					if err != nil {
 						return err
 					}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/saccbook/saccbook/sacc/hunt"
+	"github.com/saccbook/saccbook/sacc/machine"
+	"github.com/saccbook/saccbook/sacc/scenario"
 	"github.com/saccbook/saccbook/web"
 	"github.com/saccbook/saccbook/web/classroom"
 	"github.com/saccbook/saccbook/workbook"
@@ -231,10 +233,10 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// huntRun checks that --hunt N came without a scenario or anything that would
+// huntVariant checks that --hunt N came without a scenario or anything that would
 // change the run, and opens the learner's variant of hunt n (marking the hunt
 // started).
-func huntRun(fs *flag.FlagSet, n int, root string, args []string, e *env) (hunt.Variant, error) {
+func huntVariant(fs *flag.FlagSet, n int, root string, args []string, e *env) (hunt.Variant, error) {
 	if len(args) > 0 {
 		return hunt.Variant{}, usageError("--hunt runs the hunt's own scenario: %q does not go with it", args[0])
 	}
@@ -256,4 +258,19 @@ func huntRun(fs *flag.FlagSet, n int, root string, args []string, e *env) (hunt.
 		return hunt.Variant{}, err
 	}
 	return d.variant(n)
+}
+
+// huntRun is huntVariant with what a run of it needs: the scenario and the
+// machine's configuration (with the variant's quirk switched on).
+func huntRun(fs *flag.FlagSet, n int, root string, args []string, e *env) (hunt.Variant, scenario.Scenario, machine.Config, error) {
+	v, err := huntVariant(fs, n, root, args, e)
+	if err != nil {
+		return v, scenario.Scenario{}, machine.Config{}, err
+	}
+	s, err := v.Scenario()
+	if err != nil {
+		return v, scenario.Scenario{}, machine.Config{}, err
+	}
+	cfg, err := v.Machine(true)
+	return v, s, cfg, err
 }
