@@ -58,6 +58,21 @@ func huntOption(env *Env, s Scenario, name string) (int, error) {
 	return n, nil
 }
 
+// huntOptions reads the named numeric options of the hunt scenario called
+// scenario, in order.
+func huntOptions(env *Env, scenario string, names ...string) ([]int, error) {
+	s, _ := Find(scenario)
+	out := make([]int, len(names))
+	for i, name := range names {
+		n, err := huntOption(env, s, name)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
 // huntJob is one copy of a hunt's workload.
 type huntJob struct {
 	r        *driver.Request
@@ -71,20 +86,15 @@ type huntJob struct {
 // checked at once. It stops at the first copy that
 // never completes or that fails with the device.
 func HuntJobs(m *machine.Machine, env *Env) error {
-	s, _ := Find("hunt-jobs")
 	cfg, err := hostConfig(m, env)
 	if err != nil {
 		return err
 	}
-	var size, jobs, length, batch int
-	for _, o := range []struct {
-		name string
-		p    *int
-	}{{"size", &size}, {"jobs", &jobs}, {"len", &length}, {"batch", &batch}} {
-		if *o.p, err = huntOption(env, s, o.name); err != nil {
-			return err
-		}
+	opts, err := huntOptions(env, "hunt-jobs", "size", "jobs", "len", "batch")
+	if err != nil {
+		return err
 	}
+	size, jobs, length, batch := opts[0], opts[1], opts[2], opts[3]
 	warmup := env.Option("warmup", "off") == "on"
 	if w := env.Option("warmup", "off"); w != "on" && w != "off" {
 		return fmt.Errorf("warmup=%s: want on or off", w)
@@ -245,15 +255,11 @@ const huntSweepSpan = 384
 // benchmark sweeps them: every doorbell queues a NOP and a copy, both asking
 // for an interrupt, and the driver sleeps until the copy is done.
 func HuntSweep(m *machine.Machine, env *Env) error {
-	s, _ := Find("hunt-sweep")
-	from, err := huntOption(env, s, "from")
+	opts, err := huntOptions(env, "hunt-sweep", "from", "step")
 	if err != nil {
 		return err
 	}
-	step, err := huntOption(env, s, "step")
-	if err != nil {
-		return err
-	}
+	from, step := opts[0], opts[1]
 	cfg := host.Config{Machine: m.Config(), Driver: driver.Config{Interrupts: true, Timeout: huntTimeout, RingSize: 8}}
 	h, err := boot(m, env, cfg)
 	if err != nil {
@@ -316,15 +322,11 @@ const huntCanary = 0xEE
 // mastering is off must not happen at all. After each it looks at the memory
 // involved.
 func HuntSelfTest(m *machine.Machine, env *Env) error {
-	s, _ := Find("hunt-selftest")
-	over, err := huntOption(env, s, "over")
+	opts, err := huntOptions(env, "hunt-selftest", "over", "at")
 	if err != nil {
 		return err
 	}
-	at, err := huntOption(env, s, "at")
-	if err != nil {
-		return err
-	}
+	over, at := opts[0], opts[1]
 	cfg := host.Config{Machine: m.Config(), Driver: driver.Config{RingSize: 8, Timeout: huntTimeout}, Kernel: kernel.Config{IOMMU: true}}
 	h, err := boot(m, env, cfg)
 	if err != nil {
@@ -433,15 +435,11 @@ var _ = register(Scenario{Name: "hunt-tenant",
 // file and write to what it got, then runs the application's copies again. The
 // narrative is the application's: it knows nothing of the tool.
 func HuntTenant(m *machine.Machine, env *Env) error {
-	s, _ := Find("hunt-tenant")
-	before, err := huntOption(env, s, "before")
+	opts, err := huntOptions(env, "hunt-tenant", "before", "after")
 	if err != nil {
 		return err
 	}
-	after, err := huntOption(env, s, "after")
-	if err != nil {
-		return err
-	}
+	before, after := opts[0], opts[1]
 	cfg := host.Config{Machine: m.Config(), Driver: driver.Config{RingSize: 8, Timeout: huntTimeout}, Kernel: kernel.Config{IOMMU: true}}
 	h, err := boot(m, env, cfg)
 	if err != nil {
@@ -543,15 +541,11 @@ const (
 // before it sends the interrupt, and PCIe keeps the two posted writes in order
 // (SACC §9; PCIe Base Specification §2.4.1).
 func HuntFirmware(m *machine.Machine, env *Env) error {
-	s, _ := Find("hunt-firmware")
-	polled, err := huntOption(env, s, "polled")
+	opts, err := huntOptions(env, "hunt-firmware", "polled", "len")
 	if err != nil {
 		return err
 	}
-	n, err := huntOption(env, s, "len")
-	if err != nil {
-		return err
-	}
+	polled, n := opts[0], opts[1]
 	h, err := baremetal.Enumerate(m)
 	if err != nil {
 		return err
