@@ -307,20 +307,7 @@ func (d *Device) writeReg32(off uint32, v uint32) {
 			d.guestError(uint64(off), 4, trace.ErrRingWhileOn, uint64(v))
 			return
 		}
-		switch off {
-		case sacc.RegSQBaseLo:
-			d.sqBase = d.sqBase&^0xFFFF_FFFF | uint64(v)
-		case sacc.RegSQBaseHi:
-			d.sqBase = d.sqBase&0xFFFF_FFFF | uint64(v)<<32
-		case sacc.RegSQSize:
-			d.sqSize = v
-		case sacc.RegCQBaseLo:
-			d.cqBase = d.cqBase&^0xFFFF_FFFF | uint64(v)
-		case sacc.RegCQBaseHi:
-			d.cqBase = d.cqBase&0xFFFF_FFFF | uint64(v)<<32
-		case sacc.RegCQSize:
-			d.cqSize = v
-		}
+		d.storeRingReg(off, v)
 	case sacc.RegCQHead, sacc.RegCQHeadDB: // §5.1: CQ_HEAD_DB has the same effect
 		d.writeCQHead(v)
 	case sacc.RegIRQAck:
@@ -944,4 +931,27 @@ func le32(b []byte) uint32 {
 
 func putLE32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// storeRingReg stores v in the ring geometry register at off (the SQ's and
+// CQ's base halves and sizes), and reports whether off is one. Every version
+// of the contract stores them alike; when it may is each version's rule.
+func (d *Device) storeRingReg(off, v uint32) bool {
+	switch off {
+	case sacc.RegSQBaseLo:
+		d.sqBase = d.sqBase&^0xFFFF_FFFF | uint64(v)
+	case sacc.RegSQBaseHi:
+		d.sqBase = d.sqBase&0xFFFF_FFFF | uint64(v)<<32
+	case sacc.RegSQSize:
+		d.sqSize = v
+	case sacc.RegCQBaseLo:
+		d.cqBase = d.cqBase&^0xFFFF_FFFF | uint64(v)
+	case sacc.RegCQBaseHi:
+		d.cqBase = d.cqBase&0xFFFF_FFFF | uint64(v)<<32
+	case sacc.RegCQSize:
+		d.cqSize = v
+	default:
+		return false
+	}
+	return true
 }

@@ -103,21 +103,12 @@ func (d *Device) upstreamWrite(off uint64, size int, v uint64) {
 // IRQ_ACK and SCRATCH included, is ignored.
 func (d *Device) upstreamWriteReg(off, v uint32) {
 	d.trace.EmitRegWrite(uint64(off), 4, uint64(v))
+	if d.storeRingReg(off, v) {
+		return // at any time: upstream does not freeze them while enabled
+	}
 	switch off {
 	case sacc.RegCTRL:
 		d.ctrl = v // ENABLE and RESET are stored and do nothing
-	case sacc.RegSQBaseLo:
-		d.sqBase = d.sqBase&^0xFFFF_FFFF | uint64(v)
-	case sacc.RegSQBaseHi:
-		d.sqBase = d.sqBase&0xFFFF_FFFF | uint64(v)<<32
-	case sacc.RegSQSize:
-		d.sqSize = v
-	case sacc.RegCQBaseLo:
-		d.cqBase = d.cqBase&^0xFFFF_FFFF | uint64(v)
-	case sacc.RegCQBaseHi:
-		d.cqBase = d.cqBase&0xFFFF_FFFF | uint64(v)<<32
-	case sacc.RegCQSize:
-		d.cqSize = v
 	case sacc.RegCQHead:
 		d.cqHead = v // stored for the CQ-full check; nothing waits on it
 	}
